@@ -1,0 +1,94 @@
+"""What `netgen show` reports: a JSON-able summary of the expanded fabric and its design figures."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from netgen.checks.base import DesignContext
+from netgen.intent.types import Ratio
+from netgen.topology.model import Role
+
+
+def summarize(ctx: DesignContext) -> dict[str, Any]:
+    fabric, topo = ctx.fabric, ctx.topology
+    hosts = sum(z.racks * z.hosts_per_rack for z in fabric.zones)
+    gpus = sum(z.racks * z.hosts_per_rack * z.gpus_per_host for z in fabric.zones)
+    tiers = []
+    for role in Role:
+        devices = topo.by_role(role)
+        if devices:
+            tiers.append({
+                "tier": role.value,
+                "devices": len(devices),
+                "models": dict(sorted(Counter(d.model for d in devices).items())),
+                "nos": dict(sorted(Counter(d.nos for d in devices).items())),
+            })
+    links = []
+    for tier, rows in _group(topo.links, lambda link: (link.tier.value, link.speed_gbps)).items():
+        links.append({"tier": tier[0], "speed": f"{tier[1]}G", "links": rows})
+    links.append({
+        "tier": "host-rtsw",
+        "speed": ",".join(sorted({f"{n.speed_gbps}G" for n in topo.host_nics})),
+        "links": len(topo.host_nics),
+    })
+    oversub = []
+    for zone in sorted(fabric.zones, key=lambda z: z.id):
+        down = zone.hosts_per_rack * zone.nics_per_host * zone.nic_speed
+        up = zone.ctsw_count * zone.links_per_rtsw_ctsw * zone.fabric_link_speed
+        oversub.append({"zone": zone.id, "tier": "rtsw", "ratio": str(Ratio.of(up, down)),
+                        "declared": str(zone.rtsw_oversubscription) if zone.rtsw_oversubscription else "1:1 or better"})
+        if fabric.aggregation is not None:
+            agg = fabric.aggregation
+            down = zone.racks * zone.links_per_rtsw_ctsw * zone.fabric_link_speed
+            up = agg.uplinks_per_ctsw * agg.link_speed
+            declared = agg.expected_oversubscription
+            oversub.append({"zone": zone.id, "tier": "ctsw", "ratio": str(Ratio.of(up, down)),
+                            "declared": str(declared) if declared else "-"})
+    buffers = []
+    groups: dict[tuple[str, str], list[str]] = {}
+    for name, device in topo.devices.items():
+        groups.setdefault((device.role.value, device.model), []).append(name)
+    for (role, model), names in groups.items():
+        plans = [ctx.buffers[n] for n in names]
+        worst = max((p.worst for p in plans), key=lambda d: d.committed / d.buffer_bytes)
+        sizes = [h.size for p in plans for h in p.headroom.values()]
+        buffers.append({
+            "tier": role,
+            "model": model,
+            "devices": len(names),
+            "mode": plans[0].mode,
+            "headroom_per_port_bytes": [min(sizes, default=0), max(sizes, default=0)],
+            "worst_domain_committed_bytes": worst.committed,
+            "domain_buffer_bytes": worst.buffer_bytes,
+            "worst_domain_used_percent": round(100 * worst.committed / worst.buffer_bytes, 2),
+            "static_per_port_bytes": worst.per_port_static,
+        })
+    pools = []
+    for use in topo.pool_use:
+        pools.append({"pool": use.pool, "slot": use.slot, "what": use.what, "needed": use.needed,
+                      "capacity": use.capacity,
+                      "used_percent": round(100 * use.needed / use.capacity, 2) if use.capacity else 100.0})
+    return {
+        "fabric": fabric.name,
+        "zones": len(fabric.zones),
+        "racks": sum(z.racks for z in fabric.zones),
+        "hosts": hosts,
+        "gpus": gpus,
+        "nics": len(topo.host_nics),
+        "devices": len(topo.devices),
+        "tiers": tiers,
+        "links": links,
+        "bgp_sessions": len(topo.sessions),
+        "oversubscription": oversub,
+        "buffers": buffers,
+        "pools": pools,
+    }
+
+
+def _group(items: Any, key: Any) -> dict[Any, int]:
+    counts: dict[Any, int] = {}
+    for item in items:
+        k = key(item)
+        counts[k] = counts.get(k, 0) + 1
+    return counts

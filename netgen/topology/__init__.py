@@ -1,0 +1,20 @@
+"""Stage 2: pure, stable expansion of the intent into devices, ports, links, sessions and NICs."""
+
+from netgen.topology.buffers import DeviceBufferPlan, Headroom, pg_headroom, plan_buffers
+from netgen.topology.expand import expand
+from netgen.topology.model import BgpSession, Device, HostNic, Link, Port, Role, Topology
+
+__all__ = [
+    "BgpSession",
+    "Device",
+    "DeviceBufferPlan",
+    "Headroom",
+    "HostNic",
+    "Link",
+    "Port",
+    "Role",
+    "Topology",
+    "expand",
+    "pg_headroom",
+    "plan_buffers",
+]
