@@ -52,7 +52,7 @@ def _pools(ctx: DesignContext) -> list[tuple[str, IPv4Network | IPv6Network]]:
 
 
 def _overlap(a: IPv4Network | IPv6Network, b: IPv4Network | IPv6Network) -> bool:
-    return a.version == b.version and a.overlaps(b)  # type: ignore[arg-type]
+    return a.version == b.version and a.overlaps(b)
 
 
 @register

@@ -49,12 +49,12 @@ def summarize(ctx: DesignContext) -> dict[str, Any]:
     groups: dict[tuple[str, str], list[str]] = {}
     for name, device in topo.devices.items():
         groups.setdefault((device.role.value, device.model), []).append(name)
-    for (role, model), names in groups.items():
+    for (tier, model), names in groups.items():
         plans = [ctx.buffers[n] for n in names]
         worst = max((p.worst for p in plans), key=lambda d: d.committed / d.buffer_bytes)
         sizes = [h.size for p in plans for h in p.headroom.values()]
         buffers.append({
-            "tier": role,
+            "tier": tier,
             "model": model,
             "devices": len(names),
             "mode": plans[0].mode,

@@ -21,6 +21,8 @@ PRIVATE_ASN_4BYTE = (4_200_000_000, 4_294_967_294)  # RFC 6996
 PRIVATE_ASN_2BYTE = (64_512, 65_534)
 
 Dscp = Annotated[int, Field(ge=0, le=63)]
+TierName = Literal["rtsw", "ctsw", "atsw"]
+ALL_TIERS: tuple[TierName, ...] = ("rtsw", "ctsw", "atsw")
 DscpList = list[Dscp]
 
 
@@ -241,8 +243,8 @@ class PfcWatchdog(IntentModel):
     action: Literal["drop", "forward", "alert"] = Field(
         default="drop", description="What a stormed queue does. [SONiC default drop]"
     )
-    tiers: list[Literal["rtsw", "ctsw", "atsw"]] = Field(
-        default_factory=lambda: ["rtsw", "ctsw", "atsw"],
+    tiers: list[TierName] = Field(
+        default_factory=lambda: list(ALL_TIERS),
         description="Tiers that run the watchdog. Host-facing RTSW ports matter most: a stuck NIC"
         " is the classic PFC storm source. [netgen: all tiers]",
     )

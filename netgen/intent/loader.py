@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -421,8 +422,6 @@ def _validate_models(
 
 
 def _is_safe_name(name: str) -> bool:
-    import re
-
     return re.match(NAME_PATTERN, name) is not None
 
 

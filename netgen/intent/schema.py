@@ -28,5 +28,6 @@ def catalog_schema() -> dict[str, Any]:
         "type": "string",
         "description": "Start from this model (built-in or earlier in this file) and override fields.",
     }
-    platform.pop("required", None)
+    for definition in schema["$defs"].values():  # the root still requires `models`
+        definition.pop("required", None)
     return schema

@@ -54,10 +54,8 @@ def pg_headroom(
     quanta = PAUSE_QUANTA_BY_SPEED.get(speed_gbps, 905)
     peer_response = quanta * 512 // 8
     bytes_on_cable = 2 * cable_m * speed_mbps * 1_000_000 / SPEED_OF_LIGHT_IN_FIBRE_M_S / 8
-    if cell_bytes > 128:
-        worst_case_factor = -(-cell_bytes // 64)
-    else:
-        worst_case_factor = -(-2 * cell_bytes // (1 + cell_bytes))
+    # How many 64-byte packets' worth of cells one small packet can occupy, in the worst case.
+    worst_case_factor = -(-cell_bytes // 64) if cell_bytes > 128 else -(-2 * cell_bytes // (1 + cell_bytes))
     small = small_packet_percent
     small_share = 100 * 64 / ((small * 64 + (100 - small) * lossless_mtu) / 100)
     cell_occupancy = (100 - small_share + small_share * worst_case_factor) / 100

@@ -1,0 +1,72 @@
+"""CLI contract: exit codes and JSON output that scripts rely on."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import META, SMALL, run_cli
+
+pytestmark = pytest.mark.render
+
+
+def test_validate_small_ok():
+    result = run_cli("validate", str(SMALL.parent))
+    assert result.exit_code == 0, result.output
+    assert "OK small-lab: 0 error(s), 2 warning(s)" in result.stdout
+
+
+def test_validate_json_contract():
+    result = run_cli("validate", "--json", str(SMALL))
+    payload = json.loads(result.stdout)
+    assert result.exit_code == payload["exit_code"] == 0
+    assert payload["ok"] is True and payload["errors"] == 0 and payload["warnings"] == 2
+    assert {f["code"] for f in payload["findings"]} == {"NG501"}
+    assert set(payload["findings"][0]) == {"code", "severity", "subject", "message", "fix"}
+
+
+def test_design_error_exits_1(small_data, write_fabric):
+    small_data["zones"][0]["ctsw_count"] = 2  # 8 x 400G up for 16 x 400G of NICs: blocking
+    result = run_cli("validate", "--json", str(write_fabric(small_data)))
+    payload = json.loads(result.stdout)
+    assert result.exit_code == payload["exit_code"] == 1
+    assert payload["ok"] is False
+    assert any(f["code"] == "NG101" and f["subject"] == "zone 1" for f in payload["findings"])
+
+
+def test_show_json_figures():
+    result = run_cli("show", "--json", str(META.parent))
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["gpus"] == 24_576
+    assert summary["devices"] == 1692
+    tiers = {t["tier"]: t["devices"] for t in summary["tiers"]}
+    assert tiers == {"rtsw": 1536, "ctsw": 128, "atsw": 28}
+    ctsw = [row for row in summary["oversubscription"] if row["tier"] == "ctsw"]
+    assert {row["ratio"] for row in ctsw} == {"1:6.857"}  # 192 x 400G down, 28 x 400G up
+    assert all(b["worst_domain_used_percent"] < 100 for b in summary["buffers"])
+
+
+def test_show_text_mentions_every_tier():
+    result = run_cli("show", str(SMALL))
+    assert result.exit_code == 0
+    for word in ("rtsw", "ctsw", "atsw", "Oversubscription", "Buffer budget", "128 GPUs"):
+        assert word in result.stdout
+
+
+def test_usage_error_exits_2():
+    assert run_cli("validate").exit_code == 2
+    assert run_cli("frobnicate").exit_code == 2
+
+
+def test_console_script_runs_without_traceback(tmp_path):
+    bad = tmp_path / "fabric.yaml"
+    bad.write_text("name: [unclosed\n")
+    proc = subprocess.run([sys.executable, "-m", "netgen.cli", "validate", str(bad)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert f"{bad}:2" in proc.stderr or f"{bad}:1" in proc.stderr

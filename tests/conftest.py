@@ -1,0 +1,66 @@
+"""Shared fixtures: the example fabrics as editable dicts, a writer, and an in-process CLI runner."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+
+from netgen.checks import DesignContext, Finding, run_checks
+from netgen.cli import cli
+from netgen.intent import load_fabric
+from netgen.topology import Topology, expand
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = ROOT / "inventory" / "small" / "fabric.yaml"
+META = ROOT / "inventory" / "meta-24k" / "fabric.yaml"
+
+_SMALL_DATA = yaml.safe_load(SMALL.read_text())
+
+
+@pytest.fixture
+def small_data() -> dict[str, Any]:
+    """The small example fabric as a plain dict (YAML anchors already merged); safe to mutate."""
+    return copy.deepcopy(_SMALL_DATA)
+
+
+FabricWriter = Callable[..., Path]
+
+
+@pytest.fixture
+def write_fabric(tmp_path: Path) -> FabricWriter:
+    """write_fabric(data) -> path of a fabric.yaml in a fresh directory; `text=` writes raw text."""
+    counter = iter(range(1_000_000))
+
+    def write(data: Any = None, *, text: str | None = None, catalog: Any = None) -> Path:
+        folder = tmp_path / f"fabric{next(counter)}"
+        folder.mkdir()
+        path = folder / "fabric.yaml"
+        path.write_text(text if text is not None else yaml.safe_dump(data, sort_keys=False))
+        if catalog is not None:
+            (folder / "catalog.yaml").write_text(
+                catalog if isinstance(catalog, str) else yaml.safe_dump(catalog, sort_keys=False)
+            )
+        return path
+
+    return write
+
+
+def run_cli(*args: str) -> Result:
+    """Run netgen in-process. catch_exceptions stays on so a leaked exception shows as a failure."""
+    return CliRunner().invoke(cli, list(args), catch_exceptions=True)
+
+
+def topology_of(path: Path) -> Topology:
+    loaded = load_fabric(path)
+    return expand(loaded.fabric, loaded.catalog)
+
+
+def findings_of(path: Path) -> list[Finding]:
+    loaded = load_fabric(path)
+    return run_checks(DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog)))
