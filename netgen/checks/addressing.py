@@ -27,14 +27,14 @@ class PoolExhaustion:
             if use.needed <= use.capacity:
                 continue
             pool = getattr(ctx.fabric.addressing, use.pool)
-            # A slot region is a fixed fraction of the pool: scale the pool by the shortfall.
-            factor = math.ceil(use.needed / use.capacity)
-            shorter = max(0, pool.prefixlen - math.ceil(math.log2(factor)))
+            # The part is 1/share of a slot and a slot is 1/slots of the pool: the smallest pool
+            # that fits is needed x slots x share addresses, rounded up to a power of two.
+            bits = math.ceil(math.log2(use.needed * slots * use.share))
             yield error(
                 self.code, f"addressing.{use.pool} ({use.slot})",
-                f"{use.what} need {use.needed} addresses but the {use.slot} slot of {pool} offers"
-                f" {use.capacity} ({slots} slots of /{pool.prefixlen + int(math.log2(slots))})",
-                f"use a /{shorter} or larger for {use.pool}, or lower addressing.max_zones",
+                f"{use.what} need {use.needed} addresses but the {use.slot} part of {pool} offers"
+                f" {use.capacity} (the pool is cut into {slots} slots)",
+                f"use a /{pool.max_prefixlen - bits} or larger for {use.pool}, or lower addressing.max_zones",
             )
 
 

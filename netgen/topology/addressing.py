@@ -39,8 +39,10 @@ class Region:
 
 
 def pool_slot(pool: IPv4Network | IPv6Network, slot: int, slots: int) -> Region:
+    # A pool smaller than its slot count gets 1-address slots that wrap inside the pool (NG201
+    # reports it); they never point outside the pool.
     size = max(1, pool.num_addresses // slots)
-    return Region(int(pool.network_address) + (slot % slots) * size, size)
+    return Region(int(pool.network_address) + (slot % slots) * size % pool.num_addresses, size)
 
 
 def host_prefix_length(nics_per_rack: int, family_bits: int = 32) -> int:

@@ -13,7 +13,7 @@ Port layout per device (cages are 0-based front-panel positions):
 
 from __future__ import annotations
 
-from ipaddress import IPv4Address, IPv4Interface, IPv4Network, IPv6Interface, IPv6Network
+from ipaddress import IPv4Interface, IPv4Network, IPv6Interface, IPv6Network
 
 from netgen.intent.catalog import Catalog, PlatformModel
 from netgen.intent.fabric import Aggregation, Fabric, Zone
@@ -90,12 +90,18 @@ class _Pools:
         return pool_slot(pool, slot, self.slots)
 
 
+# Address arithmetic wraps at the end of the address space instead of raising: an exhausted or
+# too-small pool is reported by NG201 (a design error that blocks rendering), and expansion must
+# stay total so that every other problem is reported in the same run.
+_V4_SPACE, _V6_SPACE = 1 << 32, 1 << 128
+
+
 def _v4(value: int, prefix: int) -> IPv4Interface:
-    return IPv4Interface((value, prefix))
+    return IPv4Interface((value % _V4_SPACE, prefix))
 
 
 def _v6(value: int, prefix: int) -> IPv6Interface:
-    return IPv6Interface((value, prefix))
+    return IPv6Interface((value % _V6_SPACE, prefix))
 
 
 class _Builder:
@@ -122,8 +128,8 @@ class _Builder:
         self.topology.ports[device].append(port)
         return port
 
-    def _use(self, pool: str, slot: str, what: str, needed: int, capacity: int) -> None:
-        self.topology.pool_use.append(PoolUse(pool, slot, what, needed, capacity))
+    def _use(self, pool: str, slot: str, what: str, needed: int, capacity: int, share: int = 2) -> None:
+        self.topology.pool_use.append(PoolUse(pool, slot, what, needed, capacity, share))
 
     # -- devices -----------------------------------------------------------------------------------
     def build(self) -> Topology:
@@ -145,7 +151,7 @@ class _Builder:
         model = self.catalog.get(aggregation.atsw_model)
         loop4 = self.pools.region(self.pools.loopback4, ATSW_SLOT)
         loop6 = self.pools.region(self.pools.loopback6, ATSW_SLOT) if self.pools.loopback6 else None
-        self._use("loopback_ipv4", "atsw layer", "ATSW loopbacks", aggregation.atsw_count + 1, loop4.size)
+        self._use("loopback_ipv4", "atsw layer", "ATSW loopbacks", aggregation.atsw_count + 1, loop4.size, 1)
         per_pair = links_per_ctsw_atsw(aggregation)
         for number in range(1, aggregation.atsw_count + 1):
             name = atsw_name(fabric, number)
@@ -180,13 +186,13 @@ class _Builder:
         self._use("loopback_ipv4", slot, "RTSW loopbacks", zone.racks + 1, loop_rtsw.size)
         self._use("loopback_ipv4", slot, "CTSW loopbacks", zone.ctsw_count + 1, loop_ctsw.size)
         self._use("p2p_ipv4", slot, "RTSW-CTSW /31s", 2 * zone.racks * per_rack_links, rack_links4.size)
-        self._use("host_ipv4", slot, f"rack /{host_plen} NIC subnets", zone.racks * host_block, host4.size)
+        self._use("host_ipv4", slot, f"rack /{host_plen} NIC subnets", zone.racks * host_block, host4.size, 1)
         if loop6 is not None:
             self._use("loopback_ipv6", slot, "loopbacks", zone.racks + 1, loop6[0].size)
         if rack_links6 is not None:
             self._use("p2p_ipv6", slot, "RTSW-CTSW /127s", 2 * zone.racks * per_rack_links, rack_links6.size)
         if host6 is not None:
-            self._use("host_ipv6", slot, "rack /64 NIC subnets", zone.racks << 64, host6.size)
+            self._use("host_ipv6", slot, "rack /64 NIC subnets", zone.racks << 64, host6.size, 1)
 
         ctsw_uplinks = fabric.aggregation.uplinks_per_ctsw if fabric.aggregation else 0
         ctsw_names = []
@@ -213,8 +219,8 @@ class _Builder:
             subnet6 = gateway6 = None
             if host6 is not None:
                 base6 = host6.at((rack - 1) << 64)
-                subnet6 = IPv6Network((base6, 64))
                 gateway6 = _v6(base6 + 1, 64)
+                subnet6 = gateway6.network
             device = Device(
                 name=name, role=Role.RTSW, zone=z, number=rack, model=zone.rtsw_model,
                 nos=rtsw_model.nos.value,
@@ -222,7 +228,7 @@ class _Builder:
                 loopback_ipv4=_v4(loop_rtsw.at(rack), 32),
                 loopback_ipv6=_v6(loop6[0].at(rack), 128) if loop6 else None,
                 ecmp_width=uplinks,
-                host_subnet_ipv4=IPv4Network((subnet_base, host_plen)),
+                host_subnet_ipv4=gateway.network,
                 host_gateway_ipv4=gateway,
                 host_subnet_ipv6=subnet6,
                 host_gateway_ipv6=gateway6,
@@ -238,7 +244,7 @@ class _Builder:
                     self.topology.host_nics.append(HostNic(
                         host=hname, nic=nic, rtsw=name, port=port.name, speed_gbps=zone.nic_speed,
                         ipv4=_v4(subnet_base + 2 + index, host_plen),
-                        gateway_ipv4=IPv4Address(subnet_base + 1),
+                        gateway_ipv4=gateway.ip,
                     ))
             up_alloc = PortAllocator(rtsw_model, up_start, zone.fabric_link_speed)
             for c_index, cname in enumerate(ctsw_names):

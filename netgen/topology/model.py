@@ -117,6 +117,7 @@ class PoolUse:
     what: str  # what the addresses are for
     needed: int  # addresses needed
     capacity: int  # addresses available in that part of the slot
+    share: int = 1  # the part is 1/share of the slot (loopbacks and /31s split slots in halves)
 
 
 @dataclass
