@@ -12,7 +12,7 @@ from netgen.intent.fabric import PRIVATE_ASN_2BYTE, PRIVATE_ASN_4BYTE
 from netgen.topology.addressing import host_prefix_length, slot_count
 from netgen.topology.model import Device, Role
 
-AS_TRANS = 23456  # RFC 6793: never a real ASN
+RESERVED_ASNS = {23456: "AS_TRANS (RFC 6793)", 65535: "reserved (RFC 7300)"}
 MAX_ASN = 4_294_967_294
 
 
@@ -144,7 +144,7 @@ class AsnRange:
         public: list[Device] = []
         for device in ctx.topology.devices.values():
             asn = device.asn
-            if asn < 1 or asn > MAX_ASN or asn == AS_TRANS:
+            if asn < 1 or asn > MAX_ASN or asn in RESERVED_ASNS:
                 invalid.append(device)
             elif not (PRIVATE_ASN_4BYTE[0] <= asn <= PRIVATE_ASN_4BYTE[1]
                       or PRIVATE_ASN_2BYTE[0] <= asn <= PRIVATE_ASN_2BYTE[1]):
@@ -152,7 +152,7 @@ class AsnRange:
         if invalid:
             yield error(
                 self.code, devices_text(invalid),
-                f"{len(invalid)} device(s) get an ASN outside 1..{MAX_ASN} or AS_TRANS, e.g."
+                f"{len(invalid)} device(s) get an ASN outside 1..{MAX_ASN} or a reserved one (23456, 65535), e.g."
                 f" {invalid[0].name} = {invalid[0].asn}",
                 "lower asn.rtsw_base / rtsw_zone_stride or the override",
             )

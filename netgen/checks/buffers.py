@@ -44,8 +44,8 @@ class EcnWithinBuffer:
         failing: dict[str, list[Device]] = {}
         limit_of: dict[str, int] = {}
         for name, plan in ctx.buffers.items():
-            domain = plan.worst
-            limit = domain.per_port_static if plan.mode == "static_per_port" else domain.free
+            policy = tier_buffers(ctx.fabric, ctx.topology.devices[name].role)
+            limit = plan.worst.queue_limit(plan.mode, policy.dynamic_th)
             if ecn.max_threshold > limit:
                 key = ctx.topology.devices[name].model
                 failing.setdefault(key, []).append(ctx.topology.devices[name])
@@ -54,7 +54,8 @@ class EcnWithinBuffer:
             yield error(self.code, devices_text(devices),
                         f"ECN max_threshold {format_bytes(ecn.max_threshold)} exceeds the"
                         f" {_mb(limit_of[model])} a lossless queue can hold on {model}: it would never mark",
-                        f"lower qos.ecn.max_threshold below {_mb(limit_of[model])}")
+                        f"lower qos.ecn.max_threshold below {_mb(limit_of[model])}, or raise"
+                        " buffers.<tier>.dynamic_th / per_port")
 
 
 @register

@@ -35,10 +35,13 @@ class ClassesDistinct:
                 if q_a == q_b:
                     yield error(self.code, "qos", f"{label_a} and {label_b} share queue {q_a}",
                                 "give each class its own queue (one scheduler per queue)")
-        if qos.cts.traffic_class == qos.lossless.pfc_priority:
-            yield error(self.code, "qos.cts",
-                        f"CTS traffic class {qos.cts.traffic_class} is the PFC priority: CTS would be paused",
-                        "move the CTS class to a traffic class that is not PFC-enabled")
+        # Only the lossless class may sit on the PFC priority: any other class there would be
+        # paused with it (CTS stalls, lossy traffic becomes lossless and can spread pauses).
+        for label, _, tc, _ in rows[1:]:
+            if tc == qos.lossless.pfc_priority:
+                yield error(self.code, "qos",
+                            f"{label} uses traffic class {tc}, which is the PFC priority: it would be paused",
+                            "move it to a traffic class that is not PFC-enabled")
 
 
 @register
@@ -123,7 +126,7 @@ class DefaultClassSafe:
     def run(self, ctx: DesignContext) -> Iterator[Finding]:
         qos = ctx.fabric.qos
         default = qos.default_traffic_class
-        if default == qos.lossless.traffic_class:
+        if default in (qos.lossless.traffic_class, qos.lossless.pfc_priority):
             yield error(self.code, "qos.default_traffic_class",
                         f"default traffic class {default} is the lossless class: any unmarked traffic"
                         " would be PFC-protected and could pause the fabric",

@@ -105,6 +105,15 @@ class BufferDomain:
         """Buffer left for the shared pool (shared mode) or unallocated (static mode)."""
         return self.buffer_bytes - self.committed
 
+    def queue_limit(self, mode: str, dynamic_th: int) -> int:
+        """The most one congested queue can hold. Static: its partition. Shared with dynamic
+        thresholds: a queue may grow to alpha x the free pool, so alone it settles at
+        alpha / (1 + alpha) of it (alpha = 2^dynamic_th)."""
+        if mode == "static_per_port":
+            return self.per_port_static
+        alpha = 2.0**dynamic_th
+        return int(self.free * alpha / (1 + alpha))
+
 
 @dataclass(frozen=True, slots=True)
 class DeviceBufferPlan:
@@ -137,7 +146,7 @@ def plan_device(fabric: Fabric, model: PlatformModel, device: Device, ports: lis
     domains = []
     for index in sorted(grouped):
         members = grouped[index]
-        used_headroom = sum(headroom[p.name].size for p in members) * lossless
+        used_headroom = sum(headroom[p.name].size for p in members) if lossless else 0
         static = per_port = 0
         if policy.mode == "static_per_port":
             if policy.per_port is not None:

@@ -152,6 +152,8 @@ class _Builder:
         loop4 = self.pools.region(self.pools.loopback4, ATSW_SLOT)
         loop6 = self.pools.region(self.pools.loopback6, ATSW_SLOT) if self.pools.loopback6 else None
         self._use("loopback_ipv4", "atsw layer", "ATSW loopbacks", aggregation.atsw_count + 1, loop4.size, 1)
+        if loop6 is not None:
+            self._use("loopback_ipv6", "atsw layer", "ATSW loopbacks", aggregation.atsw_count + 1, loop6.size, 1)
         per_pair = links_per_ctsw_atsw(aggregation)
         for number in range(1, aggregation.atsw_count + 1):
             name = atsw_name(fabric, number)
@@ -188,7 +190,8 @@ class _Builder:
         self._use("p2p_ipv4", slot, "RTSW-CTSW /31s", 2 * zone.racks * per_rack_links, rack_links4.size)
         self._use("host_ipv4", slot, f"rack /{host_plen} NIC subnets", zone.racks * host_block, host4.size, 1)
         if loop6 is not None:
-            self._use("loopback_ipv6", slot, "loopbacks", zone.racks + 1, loop6[0].size)
+            self._use("loopback_ipv6", slot, "RTSW loopbacks", zone.racks + 1, loop6[0].size)
+            self._use("loopback_ipv6", slot, "CTSW loopbacks", zone.ctsw_count + 1, loop6[1].size)
         if rack_links6 is not None:
             self._use("p2p_ipv6", slot, "RTSW-CTSW /127s", 2 * zone.racks * per_rack_links, rack_links6.size)
         if host6 is not None:
