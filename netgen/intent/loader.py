@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import copy
 import difflib
+import json
 import re
 from dataclasses import dataclass
 from importlib import resources
+from ipaddress import ip_network
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -44,9 +46,13 @@ class LoadedFabric:
 def read_yaml(path: Path, display: str) -> tuple[Any, Marks]:
     """Parse one YAML file; return (data, marks) or raise NetgenInputError naming line and column."""
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
+        if path.exists() and not path.is_dir() and not path.is_file():
+            raise _fail(display, "not a regular file (a device, pipe or socket)")
+        with path.open("rb") as handle:  # bounded: st_size says nothing for special files
+            raw = handle.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
             raise _fail(display, f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
-        text = path.read_text(encoding="utf-8")
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise _fail(display, "file not found") from None
     except IsADirectoryError:
@@ -57,7 +63,11 @@ def read_yaml(path: Path, display: str) -> tuple[Any, Marks]:
         raise _fail(display, f"not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise _fail(display, f"cannot read file: {exc.strerror}") from None
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.reader.ReaderError as exc:
+        raise _unprintable(display, text, exc) from None
+    node: yaml.Node | None = None
     try:
         node = loader.get_single_node()
         if node is None:
@@ -77,6 +87,11 @@ def read_yaml(path: Path, display: str) -> tuple[Any, Marks]:
                 )
             ]
         ) from None
+    except yaml.reader.ReaderError as exc:
+        raise _unprintable(display, text, exc) from None
+    except (ValueError, TypeError, IndexError, KeyError, AttributeError, OverflowError):
+        # PyYAML raises plain Python errors for tagged scalars it cannot build (`!!int x`).
+        raise _bad_tagged_scalar(display, node) from None
     except yaml.YAMLError as exc:
         raise _fail(display, f"YAML error: {exc}") from None
     except RecursionError:
@@ -86,6 +101,43 @@ def read_yaml(path: Path, display: str) -> tuple[Any, Marks]:
     marks: Marks = {}
     _collect_marks(node, (), marks)
     return data, marks
+
+
+def _bad_tagged_scalar(display: str, root: yaml.Node | None) -> NetgenInputError:
+    """Find the scalar whose tag PyYAML could not apply and report where it is."""
+    builder = yaml.SafeLoader("")
+    stack, seen = ([root] if root is not None else []), set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            try:
+                builder.construct_object(node)
+            except Exception:
+                mark = node.start_mark
+                tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+                return NetgenInputError([InputProblem(
+                    display, "", f"value {show_value(node.value)} cannot be read as {tag}",
+                    mark.line + 1, mark.column + 1, allowed=f"a valid {tag} value, or drop the tag")])
+        elif isinstance(node, yaml.MappingNode):
+            stack.extend(item for pair in node.value for item in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return _fail(display, "a tagged YAML value cannot be read")
+
+
+def _unprintable(display: str, text: str, exc: yaml.reader.ReaderError) -> NetgenInputError:
+    """YAML forbids raw control characters (NUL, BEL, ESC, ...) anywhere in a stream."""
+    before = text[: exc.position]
+    line = before.count("\n") + 1
+    column = exc.position - (before.rfind("\n") + 1) + 1
+    code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "\0")
+    return NetgenInputError([InputProblem(
+        display, "", f"character U+{code:04X} is not allowed in a YAML file", line, column,
+        allowed="printable characters only (no control character can reach a device config)",
+    )])
 
 
 def _fail(display: str, message: str) -> NetgenInputError:
@@ -147,6 +199,49 @@ def _collect_marks(node: yaml.Node, path: Path_, marks: Marks) -> None:
             _collect_marks(value, (*path, index), marks)
 
 
+# --- validation -----------------------------------------------------------------------------------
+_JSON_SCALARS = (str, int, float, bool, type(None))
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate(model: type[M], data: Any, marks: Marks, display: str, prefix: Path_ = ()) -> M:
+    """Validate YAML data in pydantic's strict JSON mode.
+
+    YAML already produced native types, so the lax coercions pydantic applies to Python input
+    (`true` -> 1 for an int, `3` -> 0.0.0.3/32 for a network, "9100" -> 9100) would only hide
+    mistakes. Dates, binary and sets (YAML's other types) are rejected with their location.
+    """
+    odd = _non_json(data, prefix)
+    if odd is not None:
+        path, value = odd
+        line, column = _nearest_mark(path, marks)
+        raise NetgenInputError([InputProblem(
+            display, dotted(path), f"unsupported YAML value of type {type(value).__name__}", line, column,
+            given=show_value(value), allowed="text, numbers, true/false, lists and mappings; quote dates")])
+    try:
+        return model.model_validate_json(json.dumps(data), strict=True)
+    except ValidationError as exc:
+        raise NetgenInputError(problems_from_validation(exc, data, marks, display, model, prefix)) from None
+
+
+def _non_json(value: Any, path: Path_) -> tuple[Path_, Any] | None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, (str, int, bool)) and key is not None:
+                return (*path, str(key)), key
+            found = _non_json(item, (*path, key if isinstance(key, str) else str(key)))
+            if found:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _non_json(item, (*path, index))
+            if found:
+                return found
+    elif not isinstance(value, _JSON_SCALARS):
+        return path, value
+    return None
+
+
 # --- pydantic errors -> input problems ------------------------------------------------------------
 _PATTERN_TEXT = {
     NAME_PATTERN: "a name of letters, digits, '_', '.', '-' starting with a letter or digit, <= 63 chars",
@@ -185,6 +280,16 @@ def _data_path(prefix: Path_, loc: tuple[str | int, ...], data: Any) -> Path_:
     return tuple(path)
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def key_text(part: object) -> str:
+    """A user-supplied key as it may be printed: plain keys as they are, anything else escaped, so
+    no newline, escape sequence or markup from a file can reach the terminal."""
+    text = str(part)
+    return text if _PLAIN_KEY.fullmatch(text) else show_value(text)
+
+
 def dotted(path: Path_) -> str:
     text = ""
     for part in path:
@@ -193,7 +298,7 @@ def dotted(path: Path_) -> str:
         elif part == "[key]":
             text += " (key)"
         else:
-            text += f".{part}" if text else str(part)
+            text += f".{key_text(part)}" if text else key_text(part)
     return text
 
 
@@ -208,7 +313,7 @@ def _problem(
     allowed = _allowed(first, path, model, skip)
     if kind == "extra_forbidden":
         key = path[-1] if path and path[-1] != "[key]" else path[-2] if len(path) > 1 else "?"
-        messages = [f"unknown key '{key}'"]
+        messages = [f"unknown key {show_value(str(key))}"]
         given = None
     return InputProblem(
         file=display,
@@ -247,12 +352,18 @@ def _allowed(error: ErrorDetails, path: Path_, model: type[BaseModel], skip: int
         fields = _fields_at(model, path[skip:-1])
         if not fields:
             return None
-        key = str(path[-1])
-        close = difflib.get_close_matches(key, fields, n=1)
+        close = difflib.get_close_matches(str(path[-1]), fields, n=1)
         hint = f"did you mean '{close[0]}'? " if close else ""
         return hint + "known keys: " + ", ".join(fields)
     if kind == "missing":
         return "add this field"
+    if kind == "value_error" and "host bits set" in str(error.get("msg", "")):
+        try:
+            return f"a prefix with no host bits set: {ip_network(str(error.get('input')), strict=False)}"
+        except ValueError:
+            return None
+    if kind == "string_type" and _is_network_field(model, path[skip:]):
+        return "a prefix written as text, e.g. 10.0.0.0/16 or fd00::/48"
     if kind == "string_pattern_mismatch":
         pattern = str(ctx.get("pattern", ""))
         return _PATTERN_TEXT.get(pattern, f"text matching {pattern}")
@@ -307,6 +418,21 @@ def _fields_at(model: type[BaseModel], path: Path_) -> list[str]:
     return []
 
 
+def _is_network_field(model: type[BaseModel], path: Path_) -> bool:
+    names = [part for part in path if isinstance(part, str) and part != "[key]"]
+    if not names:
+        return False
+    current: Any = model
+    for part in names[:-1]:
+        if not (isinstance(current, type) and issubclass(current, BaseModel)) or part not in current.model_fields:
+            return False
+        current = _model_in(current.model_fields[part].annotation)
+    if not (isinstance(current, type) and issubclass(current, BaseModel)):
+        return False
+    info = current.model_fields.get(names[-1])
+    return info is not None and "Network" in str(info.annotation)
+
+
 def _model_in(annotation: Any) -> Any:
     """The first BaseModel class inside an annotation such as `list[Zone]` or `Aggregation | None`."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
@@ -343,10 +469,14 @@ def load_catalog(extra: Path | None = None, extra_display: str | None = None) ->
         user_models = _catalog_models_section(data, display)
         resolved: dict[str, Any] = {}
         for name, entry in user_models.items():
+            if not isinstance(name, str):
+                problems.append(_at(display, marks, ("models", str(name)), "a model name must be text",
+                                    given=show_value(name), allowed=_PATTERN_TEXT[NAME_PATTERN]))
+                continue
             where = ("models", name)
             if name in raw_models:
                 problems.append(
-                    _at(display, marks, where, f"model '{name}' is already in the built-in catalog",
+                    _at(display, marks, where, f"model {show_value(name)} is already in the built-in catalog",
                         allowed="a new name; use 'extends: <built-in name>' to derive from it")
                 )
                 continue
@@ -382,14 +512,16 @@ def _resolve_extends(
     parent = entry.get("extends")
     while parent is not None:
         if not isinstance(parent, str) or parent in chain:
+            cycle = " -> ".join(show_value(n) for n in [*chain, parent])
             problems.append(_at(display, marks, ("models", name, "extends"),
-                                "extends must name another model without cycles", given=show_value(parent)))
+                                f"extends must name another model without cycles ({cycle})",
+                                given=show_value(entry.get("extends"))))
             return None
         chain.append(parent)
         base = user.get(parent, builtin.get(parent))
         if not isinstance(base, dict):
-            choices = sorted({*builtin, *user} - {name})
-            problems.append(_at(display, marks, ("models", name, "extends"), f"unknown model '{parent}'",
+            choices = sorted(str(n) for n in {*builtin, *user} - {name})
+            problems.append(_at(display, marks, ("models", name, "extends"), f"unknown model {show_value(parent)}",
                                 allowed=", ".join(choices)))
             return None
         merged = _deep_merge({k: v for k, v in base.items() if k != "extends"}, merged)
@@ -416,13 +548,14 @@ def _validate_models(
                                 given=show_value(name), allowed=_PATTERN_TEXT[NAME_PATTERN]))
             continue
         try:
-            out[name] = PlatformModel.model_validate(entry)
-        except ValidationError as exc:
-            problems.extend(problems_from_validation(exc, entry, marks, display, PlatformModel, ("models", name)))
+            out[name] = validate(PlatformModel, entry, marks, display, ("models", name))
+        except NetgenInputError as exc:
+            problems.extend(exc.problems)
 
 
 def _is_safe_name(name: str) -> bool:
-    return re.match(NAME_PATTERN, name) is not None
+    # fullmatch: with re.match, NAME_PATTERN's '$' would also match before a trailing newline.
+    return re.fullmatch(NAME_PATTERN, name) is not None
 
 
 def _at(
@@ -452,10 +585,7 @@ def load_fabric(path: Path | str) -> LoadedFabric:
             [InputProblem(display, "", "the top level must be a mapping of settings", 1, 1,
                           given=show_value(data), allowed="name:, addressing:, zones:, ...")]
         )
-    try:
-        fabric = Fabric.model_validate(data)
-    except ValidationError as exc:
-        raise NetgenInputError(problems_from_validation(exc, data, marks, display, Fabric)) from None
+    fabric = validate(Fabric, data, marks, display)
     extra = None
     if fabric.catalog is not None:
         extra = (source.parent / fabric.catalog)
