@@ -15,7 +15,16 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from netgen.intent.types import ByteSize, IntentModel, RatioStr, SafeName, SafeText, Speed
+from netgen.intent.types import (
+    FILE_PATH_PATTERN,
+    HOSTNAME_PREFIX_PATTERN,
+    ByteSize,
+    IntentModel,
+    RatioStr,
+    SafeName,
+    SafeText,
+    Speed,
+)
 
 PRIVATE_ASN_4BYTE = (4_200_000_000, 4_294_967_294)  # RFC 6996
 PRIVATE_ASN_2BYTE = (64_512, 65_534)
@@ -340,13 +349,13 @@ class Fabric(IntentModel):
     description: SafeText = Field(default="", description="Free text.")
     hostname_prefix: str = Field(
         default="",
-        pattern=r"^([a-z0-9][a-z0-9-]{0,20}-)?$",
+        pattern=HOSTNAME_PREFIX_PATTERN,
         description="Prepended to every device name, e.g. 'snc1-' (lower case, ends with '-').",
     )
     catalog: str | None = Field(
         default=None,
-        pattern=r"^[A-Za-z0-9_./-]{1,200}$",
-        description="Extra platform catalog file, relative to this file.",
+        pattern=FILE_PATH_PATTERN,
+        description="Extra platform catalog file: absolute, or relative to this fabric file.",
     )
     mtu: int = Field(default=9100, ge=1500, le=9216, description="Fabric port MTU. [industry: SONiC 9100]")
     addressing: AddressPools = Field(description="Address pools.")

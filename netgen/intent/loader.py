@@ -23,7 +23,7 @@ from pydantic_core import ErrorDetails
 from netgen.intent.catalog import Catalog, PlatformModel
 from netgen.intent.errors import InputProblem, NetgenInputError, show_value
 from netgen.intent.fabric import Fabric
-from netgen.intent.types import NAME_PATTERN, TEXT_PATTERN
+from netgen.intent.types import FILE_PATH_PATTERN, HOSTNAME_PREFIX_PATTERN, NAME_PATTERN, TEXT_PATTERN
 
 Path_ = tuple[str | int, ...]
 Marks = dict[Path_, tuple[int, int]]
@@ -247,7 +247,12 @@ _PATTERN_TEXT = {
     NAME_PATTERN: "a name of letters, digits, '_', '.', '-' starting with a letter or digit, <= 63 chars",
     TEXT_PATTERN: "letters, digits, spaces and _ . , : / ( ) + = @ - [ ] only, <= 200 chars"
     " (no newline, control character, quote, '!' or '#')",
+    HOSTNAME_PREFIX_PATTERN: "empty, or lower-case letters, digits and '-' ending with '-', e.g. 'snc1-'",
+    FILE_PATH_PATTERN: "a file path of letters, digits, '_', '.', '/', '-'",
 }
+# Far above any real fabric (meta-24k has about 53k links + NICs), low enough that a typo such as
+# racks: 40960 fails in a second instead of exhausting memory.
+MAX_FABRIC_OBJECTS = 2_000_000
 
 
 def problems_from_validation(
@@ -622,6 +627,15 @@ def cross_check(fabric: Fabric, catalog: Catalog, display: str, marks: Marks) ->
             problems.append(_at(display, marks, ("zones", index, "id"),
                                 f"zone id {zone.id} exceeds addressing.max_zones ({fabric.addressing.max_zones})",
                                 allowed=f"1..{fabric.addressing.max_zones}, or raise addressing.max_zones"))
+    objects = sum(
+        z.racks * (z.hosts_per_rack * z.nics_per_host + z.ctsw_count * z.links_per_rtsw_ctsw)
+        + (z.ctsw_count * fabric.aggregation.uplinks_per_ctsw if fabric.aggregation else 0)
+        for z in fabric.zones
+    )
+    if objects > MAX_FABRIC_OBJECTS:
+        problems.append(_at(display, marks, ("zones",),
+                            f"the fabric would have {objects:,} links and NIC attachments",
+                            allowed=f"at most {MAX_FABRIC_OBJECTS:,}: check racks, counts and links per pair"))
     if fabric.aggregation and fabric.aggregation.atsw_model not in catalog.models:
         unknown_model(("aggregation", "atsw_model"), fabric.aggregation.atsw_model)
     return problems

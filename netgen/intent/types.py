@@ -36,6 +36,11 @@ NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$"
 # new line, a comment (`!`, `#`), a quote, a template expression or a shell expansion is allowed.
 TEXT_PATTERN = r"^[A-Za-z0-9_.,:/()+=@\-\[\] ]{0,200}$"
 
+# A device-name prefix, e.g. "snc1-": lower case, ends with '-', so names stay DNS-friendly.
+HOSTNAME_PREFIX_PATTERN = r"^([a-z0-9][a-z0-9-]{0,20}-)?$"
+# A catalog file path: no spaces, quotes or shell characters.
+FILE_PATH_PATTERN = r"^[A-Za-z0-9_./-]{1,200}$"
+
 SafeName = Annotated[
     str,
     StringConstraints(pattern=NAME_PATTERN),

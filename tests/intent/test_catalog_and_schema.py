@@ -82,3 +82,18 @@ def test_schema_command_writes_json(tmp_path):
     target = tmp_path / "catalog.schema.json"
     assert run_cli("schema", "--kind", "catalog", "-o", str(target)).exit_code == 0
     assert json.loads(target.read_text())["title"] == "netgen platform catalog file"
+
+
+def test_absurd_fabric_size_is_an_input_error(small_data, write_fabric):
+    # 4096 racks x (16 NICs + 256 x 64 uplinks) is 67 million objects: refuse before expanding.
+    small_data["zones"][0].update(racks=4096, ctsw_count=256, links_per_rtsw_ctsw=64)
+    result = run_cli("validate", str(write_fabric(small_data)))
+    assert result.exit_code == 2
+    assert "links and NIC attachments" in result.stderr and "at most 2,000,000" in result.stderr
+
+
+def test_hostname_prefix_error_explains_the_form(small_data, write_fabric):
+    small_data["hostname_prefix"] = "SNC1"
+    result = run_cli("validate", str(write_fabric(small_data)))
+    assert result.exit_code == 2
+    assert "ending with '-', e.g. 'snc1-'" in result.stderr
