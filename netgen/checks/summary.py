@@ -25,8 +25,8 @@ def summarize(ctx: DesignContext) -> dict[str, Any]:
                 "nos": dict(sorted(Counter(d.nos for d in devices).items())),
             })
     links = []
-    for tier, rows in _group(topo.links, lambda link: (link.tier.value, link.speed_gbps)).items():
-        links.append({"tier": tier[0], "speed": f"{tier[1]}G", "links": rows})
+    for (tier, speed), count in Counter((link.tier.value, link.speed_gbps) for link in topo.links).items():
+        links.append({"tier": tier, "speed": f"{speed}G", "links": count})
     links.append({
         "tier": "host-rtsw",
         "speed": ",".join(sorted({f"{n.speed_gbps}G" for n in topo.host_nics})),
@@ -85,10 +85,3 @@ def summarize(ctx: DesignContext) -> dict[str, Any]:
         "pools": pools,
     }
 
-
-def _group(items: Any, key: Any) -> dict[Any, int]:
-    counts: dict[Any, int] = {}
-    for item in items:
-        k = key(item)
-        counts[k] = counts.get(k, 0) + 1
-    return counts

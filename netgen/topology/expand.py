@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ipaddress import IPv4Interface, IPv4Network, IPv6Interface, IPv6Network
 
-from netgen.intent.catalog import Catalog, PlatformModel
+from netgen.intent.catalog import Catalog
 from netgen.intent.fabric import Aggregation, Fabric, Zone
 from netgen.topology.addressing import Region, host_prefix_length, pool_slot, slot_count
 from netgen.topology.model import (
@@ -322,7 +322,3 @@ class _Builder:
 def expand(fabric: Fabric, catalog: Catalog) -> Topology:
     """Expand a validated fabric into its topology. Pure: same input, same output."""
     return _Builder(fabric, catalog).build()
-
-
-def model_of(catalog: Catalog, device: Device) -> PlatformModel:
-    return catalog.get(device.model)
