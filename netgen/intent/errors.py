@@ -3,8 +3,11 @@ is allowed. The CLI prints them and exits 2; no traceback ever reaches the user 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
+
+Path_ = tuple[str | int, ...]  # a place in a YAML document: keys and list indices
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,3 +73,25 @@ def show_value(value: Any, limit: int = 60) -> str:
         return "a list"
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def key_text(part: object) -> str:
+    """A user-supplied key as it may be printed: plain keys as they are, anything else escaped, so
+    no newline, escape sequence or markup from a file can reach the terminal."""
+    text = str(part)
+    return text if _PLAIN_KEY.fullmatch(text) else show_value(text)
+
+
+def dotted(path: Path_) -> str:
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif part == "[key]":
+            text += " (key)"
+        else:
+            text += f".{key_text(part)}" if text else key_text(part)
+    return text

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from netgen.intent.catalog import Catalog, PlatformModel
-from netgen.intent.errors import InputProblem, NetgenInputError, show_value
+from netgen.intent.errors import InputProblem, NetgenInputError, Path_, dotted, show_value
 from netgen.intent.fabric import Fabric
-from netgen.intent.problems import PATTERN_TEXT, dotted, validate
+from netgen.intent.problems import PATTERN_TEXT, validate
 from netgen.intent.types import NAME_PATTERN
-from netgen.intent.yaml_source import Marks, Path_, fail, nearest_mark, read_yaml
+from netgen.intent.yaml_source import Marks, fail, nearest_mark, read_yaml
 
 FABRIC_FILE_NAMES = ("fabric.yaml", "fabric.yml")
 # Far above any real fabric (meta-24k has about 53k links + NICs), low enough that a typo such as

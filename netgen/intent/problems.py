@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 from ipaddress import ip_network
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from netgen.intent.errors import InputProblem, NetgenInputError, show_value
+from netgen.intent.errors import InputProblem, NetgenInputError, Path_, dotted, show_value
 from netgen.intent.types import FILE_PATH_PATTERN, HOSTNAME_PREFIX_PATTERN, NAME_PATTERN, TEXT_PATTERN
-from netgen.intent.yaml_source import Marks, Path_, nearest_mark
+from netgen.intent.yaml_source import Marks, nearest_mark
 
 _JSON_SCALARS = (str, int, float, bool, type(None))
 M = TypeVar("M", bound=BaseModel)
@@ -95,28 +94,6 @@ def _data_path(prefix: Path_, loc: tuple[str | int, ...], data: Any) -> Path_:
             path.append(part)
         # else: a tag such as 'function-after[...]' or 'ipv4-network' inside a union: not a place.
     return tuple(path)
-
-
-_PLAIN_KEY = re.compile(r"[A-Za-z0-9_.-]{1,64}")
-
-
-def key_text(part: object) -> str:
-    """A user-supplied key as it may be printed: plain keys as they are, anything else escaped, so
-    no newline, escape sequence or markup from a file can reach the terminal."""
-    text = str(part)
-    return text if _PLAIN_KEY.fullmatch(text) else show_value(text)
-
-
-def dotted(path: Path_) -> str:
-    text = ""
-    for part in path:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        elif part == "[key]":
-            text += " (key)"
-        else:
-            text += f".{key_text(part)}" if text else key_text(part)
-    return text
 
 
 def _problem(

@@ -13,9 +13,8 @@ from typing import Any
 
 import yaml
 
-from netgen.intent.errors import InputProblem, NetgenInputError, show_value
+from netgen.intent.errors import InputProblem, NetgenInputError, Path_, dotted, show_value
 
-Path_ = tuple[str | int, ...]
 Marks = dict[Path_, tuple[int, int]]
 
 MAX_YAML_NODES = 2_000_000  # guards against alias bombs; meta-24k needs a few hundred
@@ -126,41 +125,36 @@ def fail(display: str, message: str) -> NetgenInputError:
 def _check_nodes(root: yaml.Node, display: str) -> None:
     """Reject duplicate keys, recursive aliases and alias bombs before constructing anything."""
     visits = 0
-    stack: list[tuple[yaml.Node, frozenset[int]]] = [(root, frozenset())]
+    stack: list[tuple[yaml.Node, frozenset[int], Path_]] = [(root, frozenset(), ())]
     while stack:
-        node, ancestors = stack.pop()
+        node, ancestors, path = stack.pop()
         visits += 1
         if visits > MAX_YAML_NODES:
             raise fail(display, "document expands to too many nodes (alias bomb?)")
         if id(node) in ancestors:
             mark = node.start_mark
             raise NetgenInputError(
-                [InputProblem(display, "", "recursive YAML alias", mark.line + 1, mark.column + 1)]
+                [InputProblem(display, dotted(path), "recursive YAML alias", mark.line + 1, mark.column + 1)]
             )
         inner = ancestors | {id(node)}
         if isinstance(node, yaml.MappingNode):
             seen: dict[str, yaml.Node] = {}
             for key, value in node.value:
+                child = (*path, str(key.value)) if isinstance(key, yaml.ScalarNode) else path
                 if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
                     if key.value in seen:
                         first = seen[key.value].start_mark.line + 1
-                        raise NetgenInputError(
-                            [
-                                InputProblem(
-                                    display,
-                                    "",
-                                    f"duplicate key '{key.value}' (first defined on line {first})",
-                                    key.start_mark.line + 1,
-                                    key.start_mark.column + 1,
-                                    allowed="each key once per mapping",
-                                )
-                            ]
-                        )
+                        raise NetgenInputError([InputProblem(
+                            display, dotted(child),
+                            f"duplicate key {show_value(key.value)} (first defined on line {first})",
+                            key.start_mark.line + 1, key.start_mark.column + 1,
+                            allowed="each key once per mapping",
+                        )])
                     seen[key.value] = key
-                stack.append((key, inner))
-                stack.append((value, inner))
+                stack.append((key, inner, path))
+                stack.append((value, inner, child))
         elif isinstance(node, yaml.SequenceNode):
-            stack.extend((child, inner) for child in node.value)
+            stack.extend((item, inner, (*path, index)) for index, item in enumerate(node.value))
 
 
 def _collect_marks(node: yaml.Node, path: Path_, marks: Marks) -> None:
