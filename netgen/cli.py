@@ -9,16 +9,19 @@ Exit codes (stable, for scripts):
 
 from __future__ import annotations
 
+import contextlib
+import difflib
 import json
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from netgen import __version__
@@ -26,6 +29,7 @@ from netgen.checks import DesignContext, Finding, Severity, run_checks
 from netgen.checks.summary import summarize
 from netgen.intent import LoadedFabric, NetgenInputError, load_fabric
 from netgen.intent.schema import catalog_schema, fabric_schema
+from netgen.platforms.render import OutputDirError, render_fabric
 from netgen.topology import expand
 
 EXIT_OK, EXIT_DESIGN, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
@@ -209,6 +213,63 @@ def _print_summary(s: dict[str, Any]) -> None:
     for p in busiest.values():
         table.add_row(p["pool"], p["slot"], p["what"], f"{p['used_percent']}%")
     out.print(table)
+
+
+@cli.command()
+@fabric_argument
+@click.option("-o", "--output", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output directory: DIR/<device>/<file>. Replaced whole, atomically.")
+@click.option("--device", "devices", multiple=True, metavar="NAME", help="Render only these devices (repeatable).")
+@json_option
+def render(fabric: str, output: Path, devices: tuple[str, ...], as_json: bool) -> None:
+    """Render device configs (SONiC: config_db.json + frr.conf). Nothing is written on design errors."""
+    try:
+        _, ctx, findings = _load(fabric)
+    except NetgenInputError as exc:
+        sys.exit(_input_failure(exc, as_json))
+    errors, warnings = _counts(findings)
+    if errors:
+        if as_json:
+            _emit_json({"ok": False, "exit_code": EXIT_DESIGN, "errors": errors, "warnings": warnings,
+                        "findings": [f.as_dict() for f in findings], "written": False})
+        else:
+            _print_findings(findings)
+            err.print(f"[bold red]not rendered[/]: {errors} design error(s); nothing was written")
+        sys.exit(EXIT_DESIGN)
+    unknown = [name for name in devices if name not in ctx.topology.devices]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], list(ctx.topology.devices), n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise click.BadParameter(f"unknown device {unknown[0]!r}{hint}", param_hint="--device")
+    selected = list(devices) or list(ctx.topology.devices)
+    try:
+        with _progress(len(selected), "rendering") as advance:
+            result = render_fabric(ctx, output, list(devices) or None, progress=lambda _device: advance())
+    except OutputDirError as exc:
+        raise click.UsageError(str(exc)) from None
+    payload = {"ok": True, "exit_code": EXIT_OK, "output": str(result.output), "devices": len(result.devices),
+               "files": result.files, "bytes": result.bytes, "warnings": warnings,
+               "skipped": {nos: len(names) for nos, names in result.skipped.items()}}
+    if as_json:
+        _emit_json(payload)
+    else:
+        out.print(f"[bold green]rendered[/] {len(result.devices)} device(s), {result.files} files,"
+                  f" {result.bytes / 1e6:.1f} MB into {escape(str(result.output))}")
+        for nos, names in sorted(result.skipped.items()):
+            out.print(f"[yellow]skipped[/] {len(names)} {nos} device(s): no {nos} renderer yet")
+    sys.exit(EXIT_OK)
+
+
+@contextlib.contextmanager
+def _progress(total: int, label: str) -> Iterator[Callable[[], None]]:
+    """A progress bar on stderr for interactive use; silent when stderr is not a terminal."""
+    if not err.is_terminal:
+        yield lambda: None
+        return
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=True) as progress:
+        task = progress.add_task(label, total=total)
+        yield lambda: progress.advance(task)
 
 
 @cli.command()

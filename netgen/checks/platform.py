@@ -47,3 +47,21 @@ class PfcWatchdogSupport:
                             f"PFC watchdog is enabled for {role.value} but {name} ({model.nos_release}) has no"
                             f" confirmed watchdog support ({devices_text(devices)})",
                             f"remove {role.value} from qos.pfc_watchdog.tiers, or use a model with the capability")
+
+
+@register
+class SonicSkuLayout:
+    code: ClassVar[str] = "NG503"
+    title: ClassVar[str] = "Links on SONiC switches run at the speed of the SKU's port layout"
+
+    def run(self, ctx: DesignContext) -> Iterator[Finding]:
+        for role, name, model, devices in ctx.tier_models():
+            if model.sonic is None:
+                continue
+            speeds = {p.speed_gbps for d in devices for p in ctx.topology.ports[d.name]}
+            for speed in sorted(speeds - {model.sonic.port_speed}):
+                yield error(self.code, f"{role.value} model {name}",
+                            f"{speed}G links on {devices_text(devices)}, but SONiC SKU {model.sonic.hwsku} lays"
+                            f" every port out at {model.sonic.port_speed}G",
+                            f"run this tier at {model.sonic.port_speed}G, or add a catalog model with a SKU"
+                            f" whose ports run at {speed}G")

@@ -73,6 +73,14 @@ class HeadroomConstants(IntentModel):
     )
 
 
+class SonicSku(IntentModel):
+    """The SONiC hardware SKU this model renders for. A SKU fixes the port layout (port_config.ini):
+    every cage is split into ports of one speed."""
+
+    hwsku: SafeName = Field(description="SONiC HWSKU name, e.g. Arista-7060X6-64PE-O128S2.")
+    port_speed: Speed = Field(description="Speed of every port in the SKU's layout (e.g. 400G = 2x400G per 800G cage).")
+
+
 class Capabilities(IntentModel):
     """What this model + NOS release can configure. Conservative: unconfirmed features are false."""
 
@@ -122,6 +130,7 @@ class PlatformModel(IntentModel):
         default=2, ge=0, le=8, description="How many PFC (no-drop) priorities a port supports."
     )
     headroom: HeadroomConstants = Field(description="Constants for the PFC headroom calculation.")
+    sonic: SonicSku | None = Field(default=None, description="SONiC SKU (required when nos is sonic).")
     capabilities: Capabilities = Field(description="Feature support of this model and NOS release.")
 
     @model_validator(mode="after")
@@ -133,6 +142,10 @@ class PlatformModel(IntentModel):
                     f"breakout speed {speed}G does not split a {self.port_speed}G cage of "
                     f"{self.lanes_per_port} lanes evenly"
                 )
+        if self.nos is Nos.SONIC and self.sonic is None:
+            raise ValueError("a sonic model needs 'sonic: {hwsku: ..., port_speed: ...}'")
+        if self.sonic is not None and not self.supports_speed(self.sonic.port_speed):
+            raise ValueError(f"sonic.port_speed {self.sonic.port_speed}G is not a speed these cages run")
         if self.port_naming is PortNaming.EOS_MODULAR and self.linecards is None:
             raise ValueError("port_naming eos-modular needs 'linecards' (first_slot, ports_per_linecard)")
         if self.lanes is not None:

@@ -440,6 +440,11 @@ CASES: list[Case] = [
     Case("NG502", "ctsw-capable-model",
          combine(setting("qos.pfc_watchdog.tiers", ["rtsw", "ctsw"]),
                  capability("ctsw", "ctsw-wd", SPINE, pfc_watchdog=True)), None),
+    # NG503: the built-in SONiC 7060X6 entry is the 2x400G SKU (Arista-7060X6-64PE-O128S2).
+    Case("NG503", "sonic-rtsw-200g-nics", zone(0, nic_speed="200G"), ERROR,
+         ("200G links on z01-rtsw001", "Arista-7060X6-64PE-O128S2", "at 400G")),
+    Case("NG503", "eos-rtsw-200g-nics-has-no-sku", zone(1, nic_speed="200G"), None),
+    Case("NG503", "sonic-rtsw-400g", setting("zones.0.nic_speed", "400G"), None),
 ]
 
 

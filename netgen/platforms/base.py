@@ -1,0 +1,61 @@
+"""The renderer plugin contract: one plugin per NOS, registered by name, no if/elif in the core.
+
+A plugin turns one device of a checked fabric into files. It builds a per-device view in Python
+(every decision and every number) and hands it to its templates (syntax only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import ClassVar, Protocol
+
+import jinja2
+
+from netgen.checks import DesignContext
+from netgen.topology.model import Device
+
+# templates/ sits beside the package in the source tree (the layout the project asked for).
+TEMPLATE_ROOT = Path(__file__).resolve().parent.parent.parent / "templates"
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedFile:
+    name: str  # file name inside the device's output directory, e.g. "config_db.json"
+    content: str
+
+
+class RenderError(Exception):
+    """A rendered file failed its own syntax or model check: a netgen bug, never written out."""
+
+
+class RendererPlugin(Protocol):
+    nos: ClassVar[str]
+
+    def render_device(self, ctx: DesignContext, device: Device) -> list[RenderedFile]: ...
+
+
+PLUGINS: dict[str, RendererPlugin] = {}
+
+
+def register(factory: Callable[[], RendererPlugin]) -> Callable[[], RendererPlugin]:
+    plugin = factory()
+    if plugin.nos in PLUGINS:
+        raise ValueError(f"duplicate renderer for {plugin.nos}")
+    PLUGINS[plugin.nos] = plugin
+    return factory
+
+
+@cache
+def template_env(nos: str) -> jinja2.Environment:
+    """One compiled environment per NOS. StrictUndefined: a missing view field is a bug, not ''."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATE_ROOT / nos),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
