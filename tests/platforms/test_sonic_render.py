@@ -1,0 +1,238 @@
+"""Facts about rendered SONiC configs, each derived from the intent (not from a golden file)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from netgen.checks import DesignContext
+from netgen.intent import load_fabric
+from netgen.platforms import base
+from netgen.platforms.render import MARKER, load_plugins, render_devices, render_fabric
+from netgen.topology import expand, pg_headroom
+from tests.conftest import META, SMALL, run_cli
+
+pytestmark = pytest.mark.render
+
+RTSW = "z01-rtsw001"
+
+
+def _ctx(path: Path) -> DesignContext:
+    loaded = load_fabric(path)
+    return DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog))
+
+
+def _render(path: Path) -> dict[str, dict[str, str]]:
+    ctx = _ctx(path)
+    rendered, _ = render_devices(ctx, [d for d in ctx.topology.devices.values() if d.nos == "sonic"])
+    return {device: {f.name: f.content for f in files} for device, files in rendered.items()}
+
+
+@pytest.fixture(scope="module")
+def small() -> dict[str, dict[str, str]]:
+    return _render(SMALL)
+
+
+@pytest.fixture(scope="module")
+def db(small) -> dict[str, Any]:
+    return json.loads(small[RTSW]["config_db.json"])
+
+
+def test_only_sonic_devices_render_and_eos_waits_for_its_plugin(small):
+    assert sorted(small) == [f"z01-rtsw00{i}" for i in range(1, 5)]
+    assert "eos" not in load_plugins()
+
+
+def test_cts_queue_is_strict_and_lossless_queue_is_weighted(db):
+    # small example: CTS -> queue 6 strict; RoCE -> queue 3 DWRR 50; best effort -> queue 0 DWRR 50
+    schedulers = db["SCHEDULER"]
+    for port in ("Ethernet0", "Ethernet448"):
+        assert schedulers[db["QUEUE"][f"{port}|6"]["scheduler"]]["type"] == "STRICT"
+        lossless = schedulers[db["QUEUE"][f"{port}|3"]["scheduler"]]
+        assert lossless == {"type": "DWRR", "weight": "50"}
+        assert schedulers[db["QUEUE"][f"{port}|0"]["scheduler"]] == {"type": "DWRR", "weight": "50"}
+
+
+def test_pfc_only_on_the_lossless_priority_of_backend_ports(db):
+    used = {name for name, port in db["PORT"].items() if port["admin_status"] == "up"}
+    assert len(used) == 32  # 16 NIC ports + 16 uplinks
+    per_port = {k: v for k, v in db["PORT_QOS_MAP"].items() if k != "global"}
+    assert set(per_port) == used  # spare ports get no PFC at all
+    assert {v["pfc_enable"] for v in per_port.values()} == {"3"}
+    assert {v["pfcwd_sw_enable"] for v in per_port.values()} == {"3"}  # watchdog runs on the RTSW tier
+    assert db["TC_TO_PRIORITY_GROUP_MAP"]["AZURE"]["3"] == "3"
+    assert {pg for tc, pg in db["TC_TO_PRIORITY_GROUP_MAP"]["AZURE"].items() if tc != "3"} == {"0"}
+    assert db["MAP_PFC_PRIORITY_TO_QUEUE"]["AZURE"] == {"3": "3"}
+
+
+def test_dscp_map_covers_all_64_values(db):
+    dscp = db["DSCP_TO_TC_MAP"]["AZURE"]
+    assert sorted(int(d) for d in dscp) == list(range(64))
+    assert dscp["26"] == "3" and dscp["46"] == "6" and dscp["48"] == "6"
+    assert {tc for d, tc in dscp.items() if d not in {"26", "46", "48"}} == {"0"}
+
+
+def test_every_buffer_reference_resolves(db):
+    profiles, pools = db["BUFFER_PROFILE"], db["BUFFER_POOL"]
+    for table in ("BUFFER_PG", "BUFFER_QUEUE"):
+        for key, entry in db[table].items():
+            assert entry["profile"] in profiles, (table, key)
+            assert key.split("|")[0] in db["PORT"]
+    assert all(p["pool"] in pools for p in profiles.values())
+
+
+def test_lossless_profile_is_the_hand_computed_headroom(db):
+    # Host port: 400G, 3 m DAC, 4 lanes (2x400G breakout): xon 18432, xoff 281600, size 300032 (see
+    # tests/topology/test_buffers.py for the arithmetic). Uplink: 100 m fibre.
+    host = db["BUFFER_PROFILE"][db["BUFFER_PG"]["Ethernet0|3"]["profile"]]
+    assert (host["xon"], host["xoff"], host["size"]) == ("18432", "281600", "300032")
+    uplink = db["BUFFER_PROFILE"][db["BUFFER_PG"]["Ethernet448|3"]["profile"]]
+    expected = pg_headroom(400, 100, 9100, 4096, 100, 254, 18432, 819)
+    assert int(uplink["xoff"]) == expected.xoff > int(host["xoff"])
+    assert db["BUFFER_PG"]["Ethernet0|0"]["profile"] == "ingress_lossy_profile"
+    # buffermgrd must leave these alone: every CABLE_LENGTH is 0m on purpose
+    assert set(db["CABLE_LENGTH"]["AZURE"].values()) == {"0m"}
+    assert db["DEVICE_METADATA"]["localhost"]["buffer_model"] == "traditional"
+
+
+def test_ports_follow_the_sku_lane_map(db):
+    # Arista-7060X6-64PE: cage 1 = lanes 17-24, split 2x400G; cage 2 = lanes 1-8
+    assert db["PORT"]["Ethernet0"]["lanes"] == "17,18,19,20"
+    assert db["PORT"]["Ethernet4"]["lanes"] == "21,22,23,24"
+    assert db["PORT"]["Ethernet8"]["lanes"] == "1,2,3,4"
+    assert len(db["PORT"]) == 128
+    assert db["PORT"]["Ethernet0"]["speed"] == "400000"
+    assert db["PORT"]["Ethernet100"]["admin_status"] == "down"  # spare
+
+
+def test_routed_ports_vlan_members_and_loopback(db):
+    interface = db["INTERFACE"]
+    assert interface["Ethernet448"] == {} and "Ethernet448|10.1.16.1/31" in interface
+    routed = {key.split("|")[0] for key in interface}
+    members = {key.split("|")[1] for key in db["VLAN_MEMBER"]}
+    assert len(members) == 16 and not routed & members  # SONiC rejects a VLAN member with an INTERFACE entry
+    assert "Vlan1000|10.128.16.1/27" in db["VLAN_INTERFACE"]
+    assert "Loopback0|10.0.1.1/32" in db["LOOPBACK_INTERFACE"]
+    meta = db["DEVICE_METADATA"]["localhost"]
+    assert meta["bgp_asn"] == "4201010001" and meta["type"] == "BackEndToRRouter"
+    assert meta["docker_routing_config_mode"] == "split-unified"
+    assert not [table for table in db if table.startswith("BGP_")]  # bgpcfgd would push them into FRR
+
+
+def test_frr_matches_the_topology(small):
+    frr = small[RTSW]["frr.conf"]
+    assert "router bgp 4201010001" in frr and "bgp router-id 10.0.1.1" in frr
+    assert frr.count("maximum-paths 16") == 2  # = the RTSW's 16 uplinks, for IPv4 and IPv6
+    assert frr.count("remote-as 4200000001") == 32  # 16 IPv4 + 16 IPv6 sessions to zone 1's spines
+    assert "network 10.128.16.0/27" in frr and "network 10.0.1.1/32" in frr
+    assert "bfd profile netgen" in frr
+
+
+def test_ecn_toggle_flips_exactly_the_wred_binding(small_data, write_fabric):
+    on = copy.deepcopy(small_data)
+    on["qos"]["ecn"]["enabled"] = True
+    off_db = json.loads(_render(write_fabric(small_data))[RTSW]["config_db.json"])
+    on_db = json.loads(_render(write_fabric(on))[RTSW]["config_db.json"])
+    assert {t for t in on_db if on_db[t] != off_db[t]} == {"QUEUE"}
+    changed = {k for k in on_db["QUEUE"] if on_db["QUEUE"][k] != off_db["QUEUE"][k]}
+    assert changed == {k for k in on_db["QUEUE"] if k.endswith("|3")}
+    assert all(on_db["QUEUE"][k] == {**off_db["QUEUE"][k], "wred_profile": "AZURE_LOSSLESS"} for k in changed)
+
+
+def test_rdma_hash_fields_only_where_the_release_has_them():
+    plain = json.loads(_render(SMALL)[RTSW]["config_db.json"])["SWITCH_HASH"]["GLOBAL"]
+    assert "ecmp_hash_ipv4_rdma" not in plain and "RDMA_BTH_DEST_QP" not in plain["ecmp_hash"]
+    ctx = _ctx(META)  # meta-24k's RTSW model declares a SONiC build with the RDMA hash fields
+    rendered, _ = render_devices(ctx, [ctx.topology.devices["z01-rtsw001"]])
+    rdma = json.loads(rendered["z01-rtsw001"][0].content)["SWITCH_HASH"]["GLOBAL"]
+    assert rdma["ecmp_hash_ipv4_rdma"][-1] == "RDMA_BTH_DEST_QP"
+
+
+def test_rendering_is_byte_identical(small):
+    assert _render(SMALL) == small
+
+
+def test_failed_render_leaves_the_previous_output_untouched(tmp_path, monkeypatch):
+    ctx = _ctx(SMALL)
+    out = tmp_path / "out"
+    render_fabric(ctx, out)
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    plugin = base.PLUGINS["sonic"]
+    calls = {"n": 0}
+
+    def flaky(ctx_, device):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise RuntimeError("boom")
+        return type(plugin).render_device(plugin, ctx_, device)
+
+    monkeypatch.setattr(plugin, "render_device", flaky)
+    with pytest.raises(RuntimeError):
+        render_fabric(ctx, out)
+    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging directory left behind
+    assert (out / MARKER).is_file()
+
+
+def test_render_refuses_design_errors_and_writes_nothing(small_data, write_fabric, tmp_path):
+    small_data["zones"][0]["ctsw_count"] = 2  # blocking zone: NG101
+    out = tmp_path / "never"
+    result = run_cli("render", str(write_fabric(small_data)), "-o", str(out), "--json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["written"] is False
+    assert not out.exists()
+
+
+def test_render_cli_json_and_device_selection(tmp_path):
+    out = tmp_path / "cfg"
+    result = run_cli("render", str(SMALL), "-o", str(out), "--device", RTSW, "--json")
+    payload = json.loads(result.stdout)
+    assert result.exit_code == 0 and payload["devices"] == 1 and payload["files"] == 2
+    assert sorted(p.name for p in out.iterdir()) == [MARKER, RTSW]
+    bad = run_cli("render", str(SMALL), "-o", str(out), "--device", "z01-rtsw01")
+    assert bad.exit_code == 2 and "did you mean" in bad.output
+
+
+def test_render_refuses_a_foreign_directory(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    result = run_cli("render", str(SMALL), "-o", str(tmp_path))
+    assert result.exit_code == 2
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+VTYSH = shutil.which("vtysh")
+
+
+@pytest.mark.skipif(VTYSH is None, reason="FRR is not installed (apt-get install frr); .ci/run installs it")
+@pytest.mark.parametrize("fabric", [SMALL, META], ids=["small", "meta-24k"])
+def test_every_frr_conf_loads_in_real_frr(fabric, tmp_path):
+    ctx = _ctx(fabric)
+    out = tmp_path / "cfg"
+    result = render_fabric(ctx, out)
+    files = sorted(out.glob("*/frr.conf"))
+    assert len(files) == len(result.devices) > 0
+
+    def dryrun(path: Path) -> tuple[Path, int, str]:
+        proc = subprocess.run([VTYSH, "--dryrun", "-f", str(path)], capture_output=True, text=True, check=False)
+        return path, proc.returncode, proc.stdout + proc.stderr
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        failures = [(p.parent.name, out_) for p, rc, out_ in pool.map(dryrun, files) if rc != 0]
+    assert failures == []
+
+
+@pytest.mark.skipif(VTYSH is None, reason="FRR is not installed (apt-get install frr); .ci/run installs it")
+def test_frr_dryrun_catches_a_broken_line(tmp_path):
+    # The gate above is only worth something if FRR rejects what it does not know.
+    bad = tmp_path / "frr.conf"
+    bad.write_text("router bgp 65000\n neighbor 10.0.0.1 remote-as banana\nexit\n")
+    proc = subprocess.run([VTYSH, "--dryrun", "-f", str(bad)], capture_output=True, text=True, check=False)
+    assert proc.returncode != 0
