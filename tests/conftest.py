@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -76,8 +77,6 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    import os
-
     if os.environ.get("CI") and _skipped and exitstatus == 0:
         print(f"\nCI: {len(_skipped)} test(s) skipped, but CI installs every prerequisite: {_skipped[:5]}")
         session.exitstatus = 1
