@@ -260,6 +260,71 @@ def render(fabric: str, output: Path, devices: tuple[str, ...], as_json: bool) -
     sys.exit(EXIT_OK)
 
 
+@cli.command()
+@fabric_argument
+@click.option("--device", "devices", multiple=True, metavar="NAME",
+              help="Devices to show (repeatable); default: one device per tier and model.")
+@json_option
+def headroom(fabric: str, devices: tuple[str, ...], as_json: bool) -> None:
+    """PFC headroom per port (xon, xoff, size) and each ASIC's buffer budget."""
+    try:
+        _, ctx, findings = _load(fabric)
+    except NetgenInputError as exc:
+        sys.exit(_input_failure(exc, as_json))
+    unknown = [name for name in devices if name not in ctx.topology.devices]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], list(ctx.topology.devices), n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise click.BadParameter(f"unknown device {unknown[0]!r}{hint}", param_hint="--device")
+    names = list(devices) or _one_per_model(ctx)
+    report = [_headroom_report(ctx, name) for name in names]
+    errors, _ = _counts(findings)
+    code = EXIT_DESIGN if errors else EXIT_OK
+    if as_json:
+        _emit_json({"exit_code": code, "devices": report})
+        sys.exit(code)
+    for entry in report:
+        table = Table(title=f"{entry['device']} ({entry['model']}, {entry['mode']} buffers)")
+        for column in ("port", "speed", "cable", "lanes", "xon", "xoff", "size"):
+            table.add_column(column, justify="right" if column != "port" else "left")
+        for port in entry["ports"]:
+            table.add_row(port["port"], f"{port['speed_gbps']}G", f"{port['cable_m']}m", str(port["lanes"]),
+                          str(port["xon"]), str(port["xoff"]), str(port["size"]))
+        out.print(table)
+        for domain in entry["asics"]:
+            out.print(f"  ASIC {domain['asic']}: {domain['lossless_ports']} lossless ports, headroom"
+                      f" {domain['headroom_bytes']:,} B + static {domain['static_bytes']:,} B ="
+                      f" {domain['committed_bytes']:,} of {domain['buffer_bytes']:,} B"
+                      f" ({domain['used_percent']}%); left for the shared pool {domain['free_bytes']:,} B")
+    if errors:
+        err.print(f"[red]{errors} design error(s): run `netgen validate` for details[/]")
+    sys.exit(code)
+
+
+def _one_per_model(ctx: DesignContext) -> list[str]:
+    seen: dict[tuple[str, str], str] = {}
+    for name, device in ctx.topology.devices.items():
+        seen.setdefault((device.role.value, device.model), name)
+    return list(seen.values())
+
+
+def _headroom_report(ctx: DesignContext, name: str) -> dict[str, Any]:
+    device = ctx.topology.devices[name]
+    plan = ctx.buffers[name]
+    ports = []
+    for port in ctx.topology.ports[name]:
+        room = plan.headroom.get(port.name)
+        if room is not None:
+            ports.append({"port": port.name, "speed_gbps": port.speed_gbps, "cable_m": port.cable_m,
+                          "lanes": port.lanes, "xon": room.xon, "xoff": room.xoff, "size": room.size})
+    asics = [{"asic": d.index, "ports": d.ports, "lossless_ports": d.lossless_ports,
+              "headroom_bytes": d.headroom_bytes, "static_bytes": d.static_bytes,
+              "per_port_static_bytes": d.per_port_static, "committed_bytes": d.committed,
+              "buffer_bytes": d.buffer_bytes, "free_bytes": d.free,
+              "used_percent": round(100 * d.committed / d.buffer_bytes, 2)} for d in plan.domains]
+    return {"device": name, "model": device.model, "mode": plan.mode, "ports": ports, "asics": asics}
+
+
 @contextlib.contextmanager
 def _progress(total: int, label: str) -> Iterator[Callable[[], None]]:
     """A progress bar on stderr for interactive use; silent when stderr is not a terminal."""

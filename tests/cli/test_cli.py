@@ -70,3 +70,23 @@ def test_console_script_runs_without_traceback(tmp_path):
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr + proc.stdout
     assert f"{bad}:2" in proc.stderr or f"{bad}:1" in proc.stderr
+
+
+def test_headroom_json_per_port_and_budget():
+    result = run_cli("headroom", str(SMALL), "--device", "z01-rtsw001", "--json")
+    assert result.exit_code == 0, result.output
+    (entry,) = json.loads(result.stdout)["devices"]
+    ports = {p["port"]: p for p in entry["ports"]}
+    assert len(ports) == 32
+    # 400G, 3 m, 4 lanes: xon 18432, xoff 281600, size 300032 (hand-computed in tests/topology/test_buffers.py)
+    assert (ports["Ethernet0"]["xon"], ports["Ethernet0"]["xoff"], ports["Ethernet0"]["size"]) == (18432, 281600, 300032)
+    (asic,) = entry["asics"]
+    assert asic["headroom_bytes"] == sum(p["size"] for p in ports.values())
+    assert asic["free_bytes"] == asic["buffer_bytes"] - asic["committed_bytes"]
+
+
+def test_headroom_default_shows_one_device_per_tier_and_model():
+    result = run_cli("headroom", str(SMALL), "--json")
+    devices = [d["device"] for d in json.loads(result.stdout)["devices"]]
+    assert devices == ["atsw01", "z01-ctsw01", "z01-rtsw001", "z02-rtsw001"]
+    assert run_cli("headroom", str(SMALL), "--device", "nope").exit_code == 2
