@@ -29,6 +29,7 @@ from netgen.checks import DesignContext, Finding, Severity, run_checks
 from netgen.checks.summary import summarize
 from netgen.intent import LoadedFabric, NetgenInputError, load_fabric
 from netgen.intent.schema import catalog_schema, fabric_schema
+from netgen.platforms.base import RenderError
 from netgen.platforms.render import OutputDirError, render_fabric
 from netgen.topology import expand
 
@@ -217,12 +218,16 @@ def _print_summary(s: dict[str, Any]) -> None:
 
 @cli.command()
 @fabric_argument
-@click.option("-o", "--output", required=True, type=click.Path(file_okay=False, path_type=Path),
+@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path),
               help="Output directory: DIR/<device>/<file>. Replaced whole, atomically.")
 @click.option("--device", "devices", multiple=True, metavar="NAME", help="Render only these devices (repeatable).")
+@click.option("--check", is_flag=True, help="Render and check against the NOS models, write nothing.")
 @json_option
-def render(fabric: str, output: Path, devices: tuple[str, ...], as_json: bool) -> None:
-    """Render device configs (SONiC: config_db.json + frr.conf). Nothing is written on design errors."""
+def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bool, as_json: bool) -> None:
+    """Render device configs (SONiC: config_db.json + frr.conf) and check each against what its NOS
+    accepts (SONiC: typed models of the YANG tables). Nothing is written on any error."""
+    if output is None and not check:
+        raise click.UsageError("give an output directory with -o DIR, or --check to only render and check")
     try:
         _, ctx, findings = _load(fabric)
     except NetgenInputError as exc:
@@ -244,17 +249,26 @@ def render(fabric: str, output: Path, devices: tuple[str, ...], as_json: bool) -
     selected = list(devices) or list(ctx.topology.devices)
     try:
         with _progress(len(selected), "rendering") as advance:
-            result = render_fabric(ctx, output, list(devices) or None, progress=lambda _device: advance())
+            result = render_fabric(ctx, None if check else output, list(devices) or None,
+                                   progress=lambda _device: advance())
     except OutputDirError as exc:
         raise click.UsageError(str(exc)) from None
-    payload = {"ok": True, "exit_code": EXIT_OK, "output": str(result.output), "devices": len(result.devices),
+    except RenderError as exc:
+        if as_json:
+            _emit_json({"ok": False, "exit_code": EXIT_INTERNAL, "render_error": str(exc), "written": False})
+        else:
+            err.print(f"[bold red]render error[/] (a netgen bug; nothing was written): {escape(str(exc))}")
+        sys.exit(EXIT_INTERNAL)
+    payload = {"ok": True, "exit_code": EXIT_OK, "output": None if check else str(result.output),
+               "checked_only": check, "devices": len(result.devices),
                "files": result.files, "bytes": result.bytes, "warnings": warnings,
                "skipped": {nos: len(names) for nos, names in result.skipped.items()}}
     if as_json:
         _emit_json(payload)
     else:
+        where = "checked, nothing written" if check else f"into {escape(str(result.output))}"
         out.print(f"[bold green]rendered[/] {len(result.devices)} device(s), {result.files} files,"
-                  f" {result.bytes / 1e6:.1f} MB into {escape(str(result.output))}")
+                  f" {result.bytes / 1e6:.1f} MB, all accepted by their NOS models; {where}")
         for nos, names in sorted(result.skipped.items()):
             out.print(f"[yellow]skipped[/] {len(names)} {nos} device(s): no {nos} renderer yet")
     sys.exit(EXIT_OK)

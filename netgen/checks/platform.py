@@ -65,3 +65,33 @@ class SonicSkuLayout:
                             f" every port out at {model.sonic.port_speed}G",
                             f"run this tier at {model.sonic.port_speed}G, or add a catalog model with a SKU"
                             f" whose ports run at {speed}G")
+
+
+SONIC_PFC_QUEUE_MAX = 7  # MAP_PFC_PRIORITY_TO_QUEUE qindex pattern [0-7]
+SONIC_TC_QUEUE_MAX = 9  # TC_TO_QUEUE_MAP qindex pattern [0-9]
+
+
+@register
+class SonicQueueIndexes:
+    code: ClassVar[str] = "NG504"
+    title: ClassVar[str] = "Queues fit SONiC's map tables (PFC queue 0-7, class queues 0-9)"
+
+    def run(self, ctx: DesignContext) -> Iterator[Finding]:
+        qos = ctx.fabric.qos
+        classes = [(qos.lossless.name, qos.lossless.queue), (qos.cts.name, qos.cts.queue),
+                   *[(c.name, c.queue) for c in qos.classes]]
+        for role, name, model, devices in ctx.tier_models():
+            if model.nos.value != "sonic":
+                continue
+            subject = f"{role.value} model {name}"
+            if qos.lossless.queue > SONIC_PFC_QUEUE_MAX:
+                yield error(self.code, subject,
+                            f"lossless queue {qos.lossless.queue} cannot be a PFC queue on SONiC"
+                            f" (MAP_PFC_PRIORITY_TO_QUEUE takes 0-{SONIC_PFC_QUEUE_MAX}; {devices_text(devices)})",
+                            f"set qos.lossless.queue to {SONIC_PFC_QUEUE_MAX} or lower")
+            for label, queue in classes:
+                if queue > SONIC_TC_QUEUE_MAX:
+                    yield error(self.code, subject,
+                                f"class '{label}' uses queue {queue}; SONiC's TC_TO_QUEUE_MAP takes"
+                                f" 0-{SONIC_TC_QUEUE_MAX} ({devices_text(devices)})",
+                                f"use a queue of {SONIC_TC_QUEUE_MAX} or lower for '{label}'")

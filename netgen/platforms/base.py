@@ -36,6 +36,10 @@ class RendererPlugin(Protocol):
 
     def render_device(self, ctx: DesignContext, device: Device) -> list[RenderedFile]: ...
 
+    def check_device(self, ctx: DesignContext, device: Device, files: list[RenderedFile]) -> list[str]:
+        """Problems the target NOS would reject in these files (empty = accepted)."""
+        ...
+
 
 PLUGINS: dict[str, RendererPlugin] = {}
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from netgen.checks import DesignContext
 from netgen.platforms import base
-from netgen.platforms.base import RenderedFile
+from netgen.platforms.base import RenderedFile, RenderError
 from netgen.topology.model import Device
 
 ProgressHook = Callable[[Device], None]
@@ -53,7 +53,14 @@ def render_devices(ctx: DesignContext, devices: Iterable[Device],
         if plugin is None:
             skipped.setdefault(device.nos, []).append(device.name)
         else:
-            rendered[device.name] = plugin.render_device(ctx, device)
+            files = plugin.render_device(ctx, device)
+            # Every file is checked against what the NOS accepts before anything is written.
+            problems = plugin.check_device(ctx, device, files)
+            if problems:
+                more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+                raise RenderError(f"{device.name}: rendered config would be rejected by {device.nos}: "
+                                  + "; ".join(problems[:5]) + more)
+            rendered[device.name] = files
         if progress:
             progress(device)
     return rendered, skipped
@@ -92,9 +99,14 @@ def write_atomically(rendered: dict[str, list[RenderedFile]], output: Path) -> t
     return files, size
 
 
-def render_fabric(ctx: DesignContext, output: Path, names: list[str] | None = None,
+def render_fabric(ctx: DesignContext, output: Path | None, names: list[str] | None = None,
                   progress: ProgressHook | None = None) -> RenderResult:
+    """Render and check every selected device; write them to `output` unless it is None (check only)."""
     devices = [ctx.topology.devices[n] for n in names] if names else list(ctx.topology.devices.values())
     rendered, skipped = render_devices(ctx, devices, progress)
+    if output is None:
+        sizes = [len(f.content.encode("utf-8")) for files in rendered.values() for f in files]
+        return RenderResult(output=Path(), devices=sorted(rendered), files=len(sizes), bytes=sum(sizes),
+                            skipped=skipped)
     files, size = write_atomically(rendered, output)
     return RenderResult(output=output, devices=sorted(rendered), files=files, bytes=size, skipped=skipped)

@@ -445,6 +445,17 @@ CASES: list[Case] = [
          ("200G links on z01-rtsw001", "Arista-7060X6-64PE-O128S2", "at 400G")),
     Case("NG503", "eos-rtsw-200g-nics-has-no-sku", zone(1, nic_speed="200G"), None),
     Case("NG503", "sonic-rtsw-400g", setting("zones.0.nic_speed", "400G"), None),
+    # NG504: SONiC's MAP_PFC_PRIORITY_TO_QUEUE takes queues 0-7 and TC_TO_QUEUE_MAP 0-9, whatever the
+    # catalog's queue count; every RTSW here becomes a 16-queue SONiC model.
+    Case("NG504", "sonic-lossless-queue-8",
+         combine(derived_model("rtsw", "rtsw-q16", RTSW_SONIC, queues=16), setting("qos.lossless.queue", 8)),
+         ERROR, "lossless queue 8 cannot be a PFC queue on SONiC"),
+    Case("NG504", "sonic-class-queue-10",
+         combine(derived_model("rtsw", "rtsw-q16", RTSW_SONIC, queues=16), setting("qos.classes.0.queue", 10)),
+         ERROR, "class 'best-effort' uses queue 10"),
+    Case("NG504", "sonic-queues-7-and-9",
+         combine(derived_model("rtsw", "rtsw-q16", RTSW_SONIC, queues=16), setting("qos.lossless.queue", 7),
+                 setting("qos.classes.0.queue", 9)), None),
 ]
 
 

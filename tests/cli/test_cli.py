@@ -79,7 +79,8 @@ def test_headroom_json_per_port_and_budget():
     ports = {p["port"]: p for p in entry["ports"]}
     assert len(ports) == 32
     # 400G, 3 m, 4 lanes: xon 18432, xoff 281600, size 300032 (hand-computed in tests/topology/test_buffers.py)
-    assert (ports["Ethernet0"]["xon"], ports["Ethernet0"]["xoff"], ports["Ethernet0"]["size"]) == (18432, 281600, 300032)
+    host = ports["Ethernet0"]
+    assert (host["xon"], host["xoff"], host["size"]) == (18432, 281600, 300032)
     (asic,) = entry["asics"]
     assert asic["headroom_bytes"] == sum(p["size"] for p in ports.values())
     assert asic["free_bytes"] == asic["buffer_bytes"] - asic["committed_bytes"]

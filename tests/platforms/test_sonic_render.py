@@ -236,3 +236,21 @@ def test_frr_dryrun_catches_a_broken_line(tmp_path):
     bad.write_text("router bgp 65000\n neighbor 10.0.0.1 remote-as banana\nexit\n")
     proc = subprocess.run([VTYSH, "--dryrun", "-f", str(bad)], capture_output=True, text=True, check=False)
     assert proc.returncode != 0
+
+
+def test_check_only_renders_and_validates_without_writing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run_cli("render", str(SMALL), "--check", "--json")
+    payload = json.loads(result.stdout)
+    assert result.exit_code == 0 and payload["checked_only"] is True and payload["devices"] == 4
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_output_the_nos_would_reject_is_never_written(tmp_path, monkeypatch):
+    plugin = base.PLUGINS["sonic"]
+    monkeypatch.setattr(plugin, "check_device", lambda ctx, device, files: ["PORT|Ethernet0: mtu '99999' > 9216"])
+    out = tmp_path / "cfg"
+    result = run_cli("render", str(SMALL), "-o", str(out))
+    assert result.exit_code == 3
+    assert "would be rejected by sonic" in result.stderr and "PORT|Ethernet0" in result.stderr
+    assert not out.exists()

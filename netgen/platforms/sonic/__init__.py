@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from netgen.checks import DesignContext
 from netgen.platforms.base import RenderedFile, RenderError, register, template_env
+from netgen.platforms.sonic.schema import check_config_db
 from netgen.platforms.sonic.view import SonicView, build_view
 from netgen.topology.model import Device
 
@@ -41,6 +42,14 @@ class SonicRenderer:
             RenderedFile("config_db.json", json.dumps(config_db, indent=2, sort_keys=True) + "\n"),
             RenderedFile("frr.conf", frr),
         ]
+
+
+    def check_device(self, ctx: DesignContext, device: Device, files: list[RenderedFile]) -> list[str]:
+        """config_db.json against netgen's typed model of SONiC's YANG (schema.py); the RDMA hash
+        extension is accepted only where the model's release declares it."""
+        config_db = next(f for f in files if f.name == "config_db.json")
+        rdma = ctx.model(device).capabilities.bth_dest_qp_hash
+        return check_config_db(json.loads(config_db.content), rdma_hash=rdma)
 
 
 register(SonicRenderer)

@@ -2,8 +2,8 @@
 
 SONiC's `config replace` / `config reload` translate config_db into its YANG models and reject
 unknown tables and fields, wrong types, broken `must` constraints and dangling leafrefs. This
-module restates those rules (written from the facts in /work/shared/reference/sonic.md, not from
-YANG text) so a rendered config fails here, in netgen, instead of on the switch:
+module restates those rules (written from netgen's notes on SONiC master's YANG models, sonic.md;
+nothing is imported or copied from YANG) so a rendered config fails here instead of on the switch:
 
 * one small pydantic model per table entry (field types, patterns, ranges, enums, mandatory and
   unknown fields; every value is a JSON string except leaf-lists, which are JSON arrays);
@@ -162,7 +162,6 @@ InterfaceType = Literal["CR", "CR2", "CR4", "CR8", "SR", "SR2", "SR4", "SR8", "L
                         "KR8", "CAUI", "GMII", "SFI", "XLAUI", "KR2", "CAUI4", "XAUI", "XFI", "XGMII", "none"]
 # Name of a QoS map, a WRED profile or a CABLE_LENGTH entry: 1..32 chars, starts alphanumeric, no dots.
 MAP_NAME = r"[a-zA-Z0-9][-a-zA-Z0-9_]{0,31}"
-MapName = Annotated[str, AfterValidator(_pattern(MAP_NAME))]
 PriorityList = Annotated[str, AfterValidator(_pattern(r"([0-7](,[0-7])*)?"))]  # "" = none
 Tc = Annotated[str, AfterValidator(_integer(0, 15))]  # stypes:tc_type
 Dscp = Annotated[str, AfterValidator(_pattern(r"6[0-3]|[1-5][0-9]?|[0-9]"))]  # 0..63, no leading zeros
@@ -170,10 +169,6 @@ Digit0To7 = Annotated[str, AfterValidator(_pattern(r"[0-7]"))]
 Digit0To9 = Annotated[str, AfterValidator(_pattern(r"[0-9]"))]
 ProfileList = Annotated[str, AfterValidator(_comma_list(_length(1, 10_000)))]
 
-HASH_FIELDS = ("IN_PORT", "DST_MAC", "SRC_MAC", "ETHERTYPE", "VLAN_ID", "IP_PROTOCOL", "DST_IP", "SRC_IP",
-               "L4_DST_PORT", "L4_SRC_PORT", "INNER_DST_MAC", "INNER_SRC_MAC", "INNER_ETHERTYPE",
-               "INNER_IP_PROTOCOL", "INNER_DST_IP", "INNER_SRC_IP", "INNER_L4_DST_PORT", "INNER_L4_SRC_PORT",
-               "IPV6_FLOW_LABEL")
 HashField = Literal["IN_PORT", "DST_MAC", "SRC_MAC", "ETHERTYPE", "VLAN_ID", "IP_PROTOCOL", "DST_IP", "SRC_IP",
                     "L4_DST_PORT", "L4_SRC_PORT", "INNER_DST_MAC", "INNER_SRC_MAC", "INNER_ETHERTYPE",
                     "INNER_IP_PROTOCOL", "INNER_DST_IP", "INNER_SRC_IP", "INNER_L4_DST_PORT", "INNER_L4_SRC_PORT",
@@ -601,10 +596,14 @@ def _table(*shapes: tuple[tuple[tuple[str, Check], ...], Model | Mapping[str, Mo
     return Table(tuple(KeyShape(parts, model) for parts, model in shapes))
 
 
-_ANY = _length(1, 10_000)  # a plain YANG string key (a config_db key part is never empty)
-PORT_NAME = ("port", _length(1, 128))
+# Key parts: (name used in messages, check)
+NAME = ("name", _length(1, 10_000))  # a plain YANG string key (SCHEDULER, BUFFER_POOL, ...)
+MAP_KEY = ("name", _pattern(MAP_NAME))  # QoS maps, WRED_PROFILE, CABLE_LENGTH
+PORT_NAME = ("port", _length(1, 128))  # leafref -> PORT (checked with the references)
+IFNAME = ("ifname", _length(1, 128))  # a port, or a literal such as "global" / "GLOBAL" / "CPU"
+LOOPBACK_NAME = ("name", _length(1, 15))  # stypes:interface_name
 IP_PREFIX = ("ip-prefix", _ip_prefix)
-VLAN_NAME = ("name", _pattern(r"Vlan[0-9]+"))  # the VLAN table checks the full pattern; here: leafref
+VLAN_NAME = ("name", _pattern(r"Vlan[0-9]+"))  # leafref -> VLAN (whose key has the full pattern)
 
 
 def _vlan_name(value: str) -> str:
@@ -622,28 +621,28 @@ def _fixed(*names: str) -> tuple[str, Check]:
 TABLES: dict[str, Table] = {
     "DEVICE_METADATA": _table(((_fixed("localhost"),), DeviceMetadata)),
     "PORT": _table(((PORT_NAME,), Port)),
-    "CABLE_LENGTH": _table(((("name", _pattern(MAP_NAME)),), CableLength)),
-    "LOOPBACK_INTERFACE": _table(((("name", _length(1, 15)),), LoopbackInterface),
-                                 ((("name", _length(1, 15)), IP_PREFIX), InterfacePrefix)),
+    "CABLE_LENGTH": _table(((MAP_KEY,), CableLength)),
+    "LOOPBACK_INTERFACE": _table(((LOOPBACK_NAME,), LoopbackInterface),
+                                 ((LOOPBACK_NAME, IP_PREFIX), InterfacePrefix)),
     "INTERFACE": _table(((PORT_NAME,), Interface), ((PORT_NAME, IP_PREFIX), InterfacePrefix)),
     "VLAN": _table(((("name", _vlan_name),), Vlan)),
     "VLAN_INTERFACE": _table(((VLAN_NAME,), VlanInterface), ((VLAN_NAME, IP_PREFIX), VlanInterfacePrefix)),
     "VLAN_MEMBER": _table(((VLAN_NAME, PORT_NAME), VlanMember)),
-    "DSCP_TO_TC_MAP": _table(((("name", _pattern(MAP_NAME)),), DscpToTcMap)),
-    "TC_TO_QUEUE_MAP": _table(((("name", _pattern(MAP_NAME)),), TcToQueueMap)),
-    "TC_TO_PRIORITY_GROUP_MAP": _table(((("name", _pattern(MAP_NAME)),), TcToPriorityGroupMap)),
-    "MAP_PFC_PRIORITY_TO_QUEUE": _table(((("name", _pattern(MAP_NAME)),), PfcPriorityToQueueMap)),
-    "PORT_QOS_MAP": _table(((("ifname", _length(1, 128)),), PortQosMap)),
-    "SCHEDULER": _table(((("name", _ANY),), Scheduler)),
-    "WRED_PROFILE": _table(((("name", _pattern(MAP_NAME)),), WredProfile)),
-    "QUEUE": _table(((("ifname", _length(1, 128)), ("qindex", _ANY)), Queue)),
-    "BUFFER_POOL": _table(((("name", _ANY),), BufferPool)),
-    "BUFFER_PROFILE": _table(((("name", _ANY),), BufferProfile)),
+    "DSCP_TO_TC_MAP": _table(((MAP_KEY,), DscpToTcMap)),
+    "TC_TO_QUEUE_MAP": _table(((MAP_KEY,), TcToQueueMap)),
+    "TC_TO_PRIORITY_GROUP_MAP": _table(((MAP_KEY,), TcToPriorityGroupMap)),
+    "MAP_PFC_PRIORITY_TO_QUEUE": _table(((MAP_KEY,), PfcPriorityToQueueMap)),
+    "PORT_QOS_MAP": _table(((IFNAME,), PortQosMap)),
+    "SCHEDULER": _table(((NAME,), Scheduler)),
+    "WRED_PROFILE": _table(((MAP_KEY,), WredProfile)),
+    "QUEUE": _table(((IFNAME, ("qindex", NAME[1])), Queue)),  # qindex is a free string in YANG
+    "BUFFER_POOL": _table(((NAME,), BufferPool)),
+    "BUFFER_PROFILE": _table(((NAME,), BufferProfile)),
     "BUFFER_PG": _table(((PORT_NAME, ("pg_num", _pattern(r"[0-7](-[0-7])?"))), BufferPg)),
     "BUFFER_QUEUE": _table(((PORT_NAME, ("qindex", _pattern(r"(1[0-5]|[0-9])(-(1[0-5]|[0-9]))?"))), BufferQueue)),
     "BUFFER_PORT_INGRESS_PROFILE_LIST": _table(((PORT_NAME,), BufferPortProfileList)),
     "BUFFER_PORT_EGRESS_PROFILE_LIST": _table(((PORT_NAME,), BufferPortProfileList)),
-    "PFC_WD": _table(((("ifname", _length(1, 128)),), PfcWd)),
+    "PFC_WD": _table(((IFNAME,), PfcWd)),
     "FLEX_COUNTER_TABLE": _table(((_fixed(*FLEX_COUNTER_GROUPS),), FLEX_COUNTER_GROUPS)),
     "SWITCH_HASH": _table(((_fixed("GLOBAL"),), SwitchHash)),
 }
@@ -693,6 +692,10 @@ def _describe(error: ErrorDetails, table: str, is_map: bool, rdma_hash: bool) ->
         reason = error["msg"].removeprefix("Value error, ")
     elif kind == "string_type" and isinstance(value, list):
         reason = f"must be one comma-separated string, not a JSON array (got {value!r})"
+    elif kind == "literal_error":
+        expected = str(error.get("ctx", {}).get("expected", ""))
+        count = expected.count("'") // 2  # long enums (hash fields, device types) are not spelled out
+        reason = f"{value!r} is not one of {expected if count <= 8 else f'the {count} allowed values'}"
     elif kind == "list_type" and isinstance(value, str):
         reason = f"is a leaf-list: must be a JSON array, not a string (got {value!r})"
     else:
@@ -713,7 +716,7 @@ def _validate(config: Mapping[str, Any], tables: Mapping[str, Table], rdma_hash:
     for table_name, table_data in config.items():
         table = tables.get(table_name)
         if table is None:
-            problems.append(f"{table_name}: unknown table (netgen models {', '.join(sorted(tables))})")
+            problems.append(f"{table_name}: unknown table (not one of the {len(tables)} tables netgen models)")
             continue
         if not isinstance(table_data, dict):
             problems.append(f"{table_name}: must be a JSON object of entries")
@@ -739,141 +742,122 @@ def _validate(config: Mapping[str, Any], tables: Mapping[str, Table], rdma_hash:
     return rows
 
 
-def _entries(rows: list[_Row], table: str, model: type[T]) -> Iterator[tuple[_Row, T]]:
-    for row in rows:
-        if row.table == table and isinstance(row.entry, model):
-            yield row, row.entry
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    """The config as given (for "does this name exist", as YANG sees it) plus its valid entries."""
 
+    config: Mapping[str, Any]
+    rows: list[_Row]
 
-def _references(config: Mapping[str, Any], rows: list[_Row]) -> Iterator[str]:
-    """Leafrefs: every name an entry gives must be a key of the table it points into."""
-
-    def names(table: str) -> set[str]:
-        data = config.get(table)
+    def names(self, table: str) -> set[str]:
+        data = self.config.get(table)
         return set(data) if isinstance(data, dict) else set()
 
-    ports = names("PORT")
-    for row in rows:
-        spec = PORT_KEYED.get(row.table)
-        if spec is not None:
-            index, literals = spec
+    def entries(self, table: str, model: type[T]) -> Iterator[tuple[_Row, T]]:
+        for row in self.rows:
+            if row.table == table and isinstance(row.entry, model):
+                yield row, row.entry
+
+    def ref(self, row: _Row, field: str, value: str | None, table: str, literals: tuple[str, ...] = ()) -> list[str]:
+        """A leafref: `value` must be a key of `table` (or one of the literals the union allows)."""
+        if value is None or value in literals or value in self.names(table):
+            return []
+        return [f"{row.where}: {field} {value!r} is not a {table}"]
+
+
+def _port_references(cfg: _Parsed) -> Iterator[str]:
+    ports = cfg.names("PORT")
+    for row in cfg.rows:
+        if row.table in PORT_KEYED:
+            index, literals = PORT_KEYED[row.table]
             port = row.parts[index]
             if port not in literals and port not in ports:
                 yield f"{row.where}: port {port!r} is not a PORT"
-    for row, cable in _entries(rows, "CABLE_LENGTH", CableLength):
-        for port in cable.root:
-            if port not in ports:
-                yield f"{row.where}: port {port!r} is not a PORT"
-    vlans = names("VLAN")
-    for table in ("VLAN_INTERFACE", "VLAN_MEMBER"):
-        for row in rows:
-            if row.table == table and row.parts[0] not in vlans:
-                yield f"{row.where}: name {row.parts[0]!r} is not a VLAN"
+    for row, cable in cfg.entries("CABLE_LENGTH", CableLength):
+        yield from (f"{row.where}: port {port!r} is not a PORT" for port in cable.root if port not in ports)
+    for row, port_entry in cfg.entries("PORT", Port):
+        yield from cfg.ref(row, "macsec", port_entry.macsec, "MACSEC_PROFILE")
 
-    def ref(row: _Row, field: str, value: str | None, table: str, literals: tuple[str, ...] = ()) -> Iterator[str]:
-        if value is not None and value not in literals and value not in names(table):
-            yield f"{row.where}: {field} {value!r} is not a {table}"
 
-    for row, qos in _entries(rows, "PORT_QOS_MAP", PortQosMap):
+def _interface_references(cfg: _Parsed) -> Iterator[str]:
+    for row in cfg.rows:
+        if row.table in ("VLAN_INTERFACE", "VLAN_MEMBER"):
+            yield from cfg.ref(row, "name", row.parts[0], "VLAN")
+    for table in ("INTERFACE", "LOOPBACK_INTERFACE", "VLAN_INTERFACE"):
+        for row, entry in cfg.entries(table, BaseModel):
+            yield from cfg.ref(row, "vrf_name", getattr(entry, "vrf_name", None), "VRF")
+            yield from cfg.ref(row, "vnet_name", getattr(entry, "vnet_name", None), "VNET")
+
+
+def _qos_references(cfg: _Parsed) -> Iterator[str]:
+    for row, qos in cfg.entries("PORT_QOS_MAP", PortQosMap):
         for field, table in QOS_MAP_REFS.items():
-            yield from ref(row, field, getattr(qos, field), table)
-    for row, queue in _entries(rows, "QUEUE", Queue):
-        yield from ref(row, "scheduler", queue.scheduler, "SCHEDULER")
-        yield from ref(row, "wred_profile", queue.wred_profile, "WRED_PROFILE")
-    for row, profile in _entries(rows, "BUFFER_PROFILE", BufferProfile):
-        yield from ref(row, "pool", profile.pool, "BUFFER_POOL")
-    for row, pg in _entries(rows, "BUFFER_PG", BufferPg):
-        yield from ref(row, "profile", pg.profile, "BUFFER_PROFILE", ("NULL",))
-    for row, bq in _entries(rows, "BUFFER_QUEUE", BufferQueue):
-        yield from ref(row, "profile", bq.profile, "BUFFER_PROFILE")
+            yield from cfg.ref(row, field, getattr(qos, field), table)
+    for row, queue in cfg.entries("QUEUE", Queue):
+        yield from cfg.ref(row, "scheduler", queue.scheduler, "SCHEDULER")
+        yield from cfg.ref(row, "wred_profile", queue.wred_profile, "WRED_PROFILE")
+    for row, profile in cfg.entries("BUFFER_PROFILE", BufferProfile):
+        yield from cfg.ref(row, "pool", profile.pool, "BUFFER_POOL")
+    for row, pg in cfg.entries("BUFFER_PG", BufferPg):
+        yield from cfg.ref(row, "profile", pg.profile, "BUFFER_PROFILE", ("NULL",))
+    for row, bq in cfg.entries("BUFFER_QUEUE", BufferQueue):
+        yield from cfg.ref(row, "profile", bq.profile, "BUFFER_PROFILE")
     for table in ("BUFFER_PORT_INGRESS_PROFILE_LIST", "BUFFER_PORT_EGRESS_PROFILE_LIST"):
-        for row, plist in _entries(rows, table, BufferPortProfileList):
-            for name in (plist.profile_list or "").split(",") if plist.profile_list else ():
-                yield from ref(row, "profile_list", name, "BUFFER_PROFILE")
-    for table, model in (("INTERFACE", Interface), ("LOOPBACK_INTERFACE", LoopbackInterface),
-                         ("VLAN_INTERFACE", VlanInterface)):
-        for row, entry in _entries(rows, table, model):
-            yield from ref(row, "vrf_name", getattr(entry, "vrf_name", None), "VRF")
-            yield from ref(row, "vnet_name", getattr(entry, "vnet_name", None), "VNET")
-    for row, port_entry in _entries(rows, "PORT", Port):
-        yield from ref(row, "macsec", port_entry.macsec, "MACSEC_PROFILE")
+        for row, plist in cfg.entries(table, BufferPortProfileList):
+            for name in plist.profile_list.split(",") if plist.profile_list else ():
+                yield from cfg.ref(row, "profile_list", name, "BUFFER_PROFILE")
 
 
-def _pfc_wd_musts(rows: list[_Row]) -> Iterator[str]:
-    glob = next((wd for row, wd in _entries(rows, "PFC_WD", PfcWd) if row.key == "GLOBAL"), None)
-    for row, wd in _entries(rows, "PFC_WD", PfcWd):
-        if row.key == "GLOBAL":
-            for field in PFC_WD_PORT_FIELDS:
-                if getattr(wd, field) is not None:
-                    yield f"{row.where}: {field} is allowed only on ports, not on GLOBAL"
-            continue
-        if wd.POLL_INTERVAL is not None:
-            yield f"{row.where}: POLL_INTERVAL is allowed only on GLOBAL"
-        if glob is None:
-            continue
-        for field in ("detection_time", "restoration_time"):
-            value = getattr(wd, field)
-            if value is None:
-                continue
-            if glob.POLL_INTERVAL is None:
-                yield f"{row.where}: {field} needs PFC_WD|GLOBAL.POLL_INTERVAL (GLOBAL exists without it)"
-            elif int(value) < int(glob.POLL_INTERVAL):
-                yield (f"{row.where}: {field} {value} is below PFC_WD|GLOBAL POLL_INTERVAL "
-                       f"{glob.POLL_INTERVAL}")
-
-
-def _musts(rows: list[_Row]) -> Iterator[str]:
-    """The YANG `must` constraints that span fields or entries, and GCU's lane rule."""
-    keys: dict[str, set[str]] = {}
-    for row in rows:
-        keys.setdefault(row.table, set()).add(row.key)
-
-    # DEVICE_METADATA
-    metadata = next((m for _, m in _entries(rows, "DEVICE_METADATA", DeviceMetadata)), None)
-    if metadata is not None and metadata.suppress_fib_pending == "enabled" and metadata.synchronous_mode == "disable":
-        yield "DEVICE_METADATA|localhost: suppress-fib-pending 'enabled' needs synchronous_mode 'enable'"
-
-    # PORT: lanes unique across ports (GCU); adv_* checked per field
+def _device_musts(cfg: _Parsed) -> Iterator[str]:
+    """DEVICE_METADATA's one must, and GCU's rule that lanes are unique across ports."""
+    for row, meta in cfg.entries("DEVICE_METADATA", DeviceMetadata):
+        if meta.suppress_fib_pending == "enabled" and meta.synchronous_mode == "disable":
+            yield f"{row.where}: suppress-fib-pending 'enabled' needs synchronous_mode 'enable'"
     owner: dict[int, str] = {}
-    for row, port in _entries(rows, "PORT", Port):
+    for row, port in cfg.entries("PORT", Port):
+        shared: dict[str, list[int]] = {}  # other port -> lanes this port repeats
         for lane in (int(x) for x in port.lanes.split(",")):
             if lane in owner:
-                yield f"{row.where}: lanes: lane {lane} is also used by PORT|{owner[lane]}"
+                shared.setdefault(owner[lane], []).append(lane)
             else:
                 owner[lane] = row.key
+        for other, lanes in shared.items():
+            yield f"{row.where}: lanes: {','.join(map(str, lanes))} already used by PORT|{other}"
 
-    # An IP entry needs its bare sibling; the family leaf must match the prefix
+
+def _interface_musts(cfg: _Parsed) -> Iterator[str]:
+    # An IP entry needs its bare sibling; the family leaf must match the prefix.
     for table in ("INTERFACE", "LOOPBACK_INTERFACE", "VLAN_INTERFACE"):
-        for row, prefix in _entries(rows, table, InterfacePrefix):
+        bare = cfg.names(table)
+        for row, prefix in cfg.entries(table, InterfacePrefix):
             name, ip = row.parts
-            if name not in keys.get(table, set()):
+            if name not in bare:
                 yield f"{row.where}: needs the bare entry {table}|{name} ({name!r}: {{}})"
             if prefix.family is not None and prefix.family != ("IPv6" if ":" in ip else "IPv4"):
                 yield f"{row.where}: family {prefix.family} does not match prefix {ip}"
-    for row, vif in _entries(rows, "VLAN_INTERFACE", VlanInterface):
+    for row, vif in cfg.entries("VLAN_INTERFACE", VlanInterface):
         if vif.static_anycast_gateway in ("true", "True"):
             yield f"{row.where}: static_anycast_gateway needs SAG|GLOBAL.gateway_mac (SAG is not modelled)"
-
-    # VLAN: vlanid equals the number in the name
-    for row, vlan in _entries(rows, "VLAN", Vlan):
+    for row, vlan in cfg.entries("VLAN", Vlan):
         if vlan.vlanid is not None and int(vlan.vlanid) != int(row.key.removeprefix("Vlan")):
             yield f"{row.where}: vlanid {vlan.vlanid} does not match the name {row.key}"
-
-    # VLAN_MEMBER: not a routed port; untagged in at most one VLAN
-    routed = {key.split("|")[0] for key in keys.get("INTERFACE", set())}
+    # A VLAN member is not a routed port, and is untagged in at most one VLAN.
+    routed = {key.split("|")[0] for key in cfg.names("INTERFACE")}
     untagged: dict[str, str] = {}
-    for row, member in _entries(rows, "VLAN_MEMBER", VlanMember):
-        vlan, port = row.parts
-        if port in routed:
-            yield f"{row.where}: port {port} is also in INTERFACE (a routed port cannot be a VLAN member)"
+    for row, member in cfg.entries("VLAN_MEMBER", VlanMember):
+        vlan_name, port_name = row.parts
+        if port_name in routed:
+            yield f"{row.where}: port {port_name} is also in INTERFACE (a routed port cannot be a VLAN member)"
         if member.tagging_mode == "untagged":
-            if port in untagged:
-                yield f"{row.where}: port {port} is already untagged in {untagged[port]}"
+            if port_name in untagged:
+                yield f"{row.where}: port {port_name} is already untagged in {untagged[port_name]}"
             else:
-                untagged[port] = vlan
+                untagged[port_name] = vlan_name
 
-    # SCHEDULER: pir/cbs need cir > 0, pbs needs pir > 0; pir >= cir, pbs >= cbs
-    for row, s in _entries(rows, "SCHEDULER", Scheduler):
+
+def _qos_musts(cfg: _Parsed) -> Iterator[str]:
+    # SCHEDULER: pir and cbs need cir > 0, pbs needs pir > 0; pir >= cir, pbs >= cbs.
+    for row, s in cfg.entries("SCHEDULER", Scheduler):
         cir = int(s.cir) if s.cir is not None else 0
         pir = int(s.pir) if s.pir is not None else 0
         for field, value in (("pir", s.pir), ("cbs", s.cbs)):
@@ -886,9 +870,8 @@ def _musts(rows: list[_Row]) -> Iterator[str]:
                 yield f"{row.where}: pbs needs pir > 0"
             if s.cbs is not None and int(s.pbs) < int(s.cbs):
                 yield f"{row.where}: pbs {s.pbs} is below cbs {s.cbs}"
-
-    # WRED_PROFILE: max >= min, and a max needs its min
-    for row, wred in _entries(rows, "WRED_PROFILE", WredProfile):
+    # WRED_PROFILE: max >= min; a max without its min fails the same must.
+    for row, wred in cfg.entries("WRED_PROFILE", WredProfile):
         for color in ("green", "yellow", "red"):
             low, high = getattr(wred, f"{color}_min_threshold"), getattr(wred, f"{color}_max_threshold")
             if high is None:
@@ -897,17 +880,43 @@ def _musts(rows: list[_Row]) -> Iterator[str]:
                 yield f"{row.where}: {color}_max_threshold needs {color}_min_threshold"
             elif int(high) < int(low):
                 yield f"{row.where}: {color}_max_threshold {high} is below {color}_min_threshold {low}"
-
-    # BUFFER_POOL.percentage: not with size; only with the dynamic buffer model
-    for row, pool in _entries(rows, "BUFFER_POOL", BufferPool):
-        if pool.percentage is None:
-            continue
-        if pool.size is not None:
+    # BUFFER_POOL.percentage: never with size, and only in the dynamic buffer model.
+    buffer_model = next((m.buffer_model for _, m in cfg.entries("DEVICE_METADATA", DeviceMetadata)), None)
+    for row, pool in cfg.entries("BUFFER_POOL", BufferPool):
+        if pool.percentage is not None and pool.size is not None:
             yield f"{row.where}: percentage and size are mutually exclusive"
-        if metadata is None or metadata.buffer_model != "dynamic":
+        if pool.percentage is not None and buffer_model != "dynamic":
             yield f"{row.where}: percentage needs DEVICE_METADATA|localhost.buffer_model 'dynamic'"
 
-    yield from _pfc_wd_musts(rows)
+
+def _pfc_wd_musts(cfg: _Parsed) -> Iterator[str]:
+    """Port fields only on ports, POLL_INTERVAL only on GLOBAL, port times >= GLOBAL's POLL_INTERVAL."""
+    glob = next((wd for row, wd in cfg.entries("PFC_WD", PfcWd) if row.key == "GLOBAL"), None)
+    for row, wd in cfg.entries("PFC_WD", PfcWd):
+        if row.key == "GLOBAL":
+            for field in PFC_WD_PORT_FIELDS:
+                if getattr(wd, field) is not None:
+                    yield f"{row.where}: {field} is allowed only on ports, not on GLOBAL"
+            continue
+        if wd.POLL_INTERVAL is not None:
+            yield f"{row.where}: POLL_INTERVAL is allowed only on GLOBAL"
+        if glob is None:  # no GLOBAL (no constraint), or an invalid one (already reported)
+            continue
+        poll = glob.POLL_INTERVAL
+        for field in ("detection_time", "restoration_time"):
+            value = getattr(wd, field)
+            if value is None:
+                continue
+            if poll is None:
+                yield f"{row.where}: {field} needs PFC_WD|GLOBAL.POLL_INTERVAL (GLOBAL exists without it)"
+            elif int(value) < int(poll):
+                yield f"{row.where}: {field} {value} is below PFC_WD|GLOBAL.POLL_INTERVAL {poll}"
+
+
+CROSS_CHECKS: tuple[Callable[[_Parsed], Iterator[str]], ...] = (
+    _port_references, _interface_references, _qos_references,
+    _device_musts, _interface_musts, _qos_musts, _pfc_wd_musts,
+)
 
 
 def check_config_db(config: dict[str, Any], *, rdma_hash: bool = False) -> list[str]:
@@ -921,7 +930,7 @@ def check_config_db(config: dict[str, Any], *, rdma_hash: bool = False) -> list[
         return ["config_db must be a JSON object of tables"]
     tables = {**TABLES, "SWITCH_HASH": RDMA_SWITCH_HASH} if rdma_hash else TABLES
     problems: list[str] = []
-    rows = _validate(config, tables, rdma_hash, problems)
-    problems.extend(_references(config, rows))
-    problems.extend(_musts(rows))
+    parsed = _Parsed(config, _validate(config, tables, rdma_hash, problems))
+    for check in CROSS_CHECKS:
+        problems.extend(check(parsed))
     return problems
