@@ -254,3 +254,37 @@ def test_output_the_nos_would_reject_is_never_written(tmp_path, monkeypatch):
     assert result.exit_code == 3
     assert "would be rejected by sonic" in result.stderr and "PORT|Ethernet0" in result.stderr
     assert not out.exists()
+
+
+def test_static_per_port_buffers_use_static_thresholds(small_data, write_fabric):
+    small_data["buffers"]["rtsw"] = {"mode": "static_per_port"}
+    ctx = _ctx(write_fabric(small_data))
+    db = json.loads(render_devices(ctx, [ctx.topology.devices[RTSW]])[0][RTSW][0].content)
+    domain = ctx.buffers[RTSW].worst
+    assert {p["mode"] for p in db["BUFFER_POOL"].values()} == {"static"}
+    for profile in db["BUFFER_PROFILE"].values():
+        assert "dynamic_th" not in profile
+        assert profile["static_th"] == str(domain.per_port_static)
+    # the partition is what the headroom leaves, split over the 32 used ports
+    assert domain.per_port_static == (166_115_492 - domain.headroom_bytes) // 32
+
+
+@pytest.mark.skipif(VTYSH is None, reason="FRR is not installed (apt-get install frr); .ci/run installs it")
+def test_sonic_on_every_tier_renders_valid_configs(small_data, write_fabric, tmp_path):
+    # A 7060DX5-64S (64 x 400G, SONiC) as CTSW and ATSW: 16 downlinks + 2 uplinks per spine.
+    for zone in small_data["zones"]:
+        zone["ctsw_model"] = "arista-7060dx5-64s-sonic"
+    small_data["aggregation"]["atsw_model"] = "arista-7060dx5-64s-sonic"
+    small_data["qos"]["pfc_watchdog"]["tiers"] = ["rtsw", "ctsw", "atsw"]
+    ctx = _ctx(write_fabric(small_data))
+    result = render_fabric(ctx, tmp_path / "cfg")  # every config_db is checked against the YANG models
+    assert len(result.devices) == 4 + 8 + 2
+    spine = json.loads((tmp_path / "cfg" / "z01-ctsw01" / "config_db.json").read_text())
+    assert spine["DEVICE_METADATA"]["localhost"]["type"] == "BackEndLeafRouter"
+    assert "VLAN" not in spine  # no host ports on a spine
+    frr = (tmp_path / "cfg" / "z01-ctsw01" / "frr.conf").read_text()
+    assert "maximum-paths 4" in frr  # 4 parallel links to each RTSW; 2 uplinks
+    assert frr.count("peer-group DOWNLINK\n") == 16 and frr.count("peer-group UPLINK\n") == 2
+    for path in (tmp_path / "cfg").glob("*/frr.conf"):
+        proc = subprocess.run([VTYSH, "--dryrun", "-f", str(path)], capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, (path, proc.stdout + proc.stderr)
