@@ -241,11 +241,7 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
             _print_findings(findings)
             err.print(f"[bold red]not rendered[/]: {errors} design error(s); nothing was written")
         sys.exit(EXIT_DESIGN)
-    unknown = [name for name in devices if name not in ctx.topology.devices]
-    if unknown:
-        close = difflib.get_close_matches(unknown[0], list(ctx.topology.devices), n=3)
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        raise click.BadParameter(f"unknown device {unknown[0]!r}{hint}", param_hint="--device")
+    _require_devices(ctx, devices)
     selected = list(devices) or list(ctx.topology.devices)
     try:
         with _progress(len(selected), "rendering") as advance:
@@ -285,11 +281,7 @@ def headroom(fabric: str, devices: tuple[str, ...], as_json: bool) -> None:
         _, ctx, findings = _load(fabric)
     except NetgenInputError as exc:
         sys.exit(_input_failure(exc, as_json))
-    unknown = [name for name in devices if name not in ctx.topology.devices]
-    if unknown:
-        close = difflib.get_close_matches(unknown[0], list(ctx.topology.devices), n=3)
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        raise click.BadParameter(f"unknown device {unknown[0]!r}{hint}", param_hint="--device")
+    _require_devices(ctx, devices)
     names = list(devices) or _one_per_model(ctx)
     report = [_headroom_report(ctx, name) for name in names]
     errors, _ = _counts(findings)
@@ -313,6 +305,15 @@ def headroom(fabric: str, devices: tuple[str, ...], as_json: bool) -> None:
     if errors:
         err.print(f"[red]{errors} design error(s): run `netgen validate` for details[/]")
     sys.exit(code)
+
+
+def _require_devices(ctx: DesignContext, devices: tuple[str, ...]) -> None:
+    """Usage error (exit 2) for a --device that is not in the fabric, with a close match."""
+    unknown = [name for name in devices if name not in ctx.topology.devices]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], list(ctx.topology.devices), n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise click.BadParameter(f"unknown device {unknown[0]!r}{hint}", param_hint="--device")
 
 
 def _one_per_model(ctx: DesignContext) -> list[str]:
