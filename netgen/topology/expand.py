@@ -162,7 +162,8 @@ class _Builder:
                 nos=model.nos.value, asn=self._asn(name, fabric.asn.atsw),
                 loopback_ipv4=_v4(loop4.at(number), 32),
                 loopback_ipv6=_v6(loop6.at(number), 128) if loop6 else None,
-                ecmp_width=per_pair,
+                # towards one zone: every link to that zone's CTSWs
+                ecmp_width=max(zone.ctsw_count for zone in self.fabric.zones) * per_pair,
             ))
 
     def _zone(self, zone: Zone) -> None:

@@ -40,7 +40,7 @@ class Device:
     asn: int
     loopback_ipv4: IPv4Interface
     loopback_ipv6: IPv6Interface | None
-    ecmp_width: int  # equal-cost uplinks towards the rest of the fabric (maximum-paths)
+    ecmp_width: int  # widest equal-cost group: RTSW/CTSW uplinks; ATSW links into one zone
     host_subnet_ipv4: IPv4Network | None = None  # RTSW only
     host_gateway_ipv4: IPv4Interface | None = None
     host_subnet_ipv6: IPv6Network | None = None

@@ -288,3 +288,18 @@ def test_sonic_on_every_tier_renders_valid_configs(small_data, write_fabric, tmp
     for path in (tmp_path / "cfg").glob("*/frr.conf"):
         proc = subprocess.run([VTYSH, "--dryrun", "-f", str(path)], capture_output=True, text=True, check=False)
         assert proc.returncode == 0, (path, proc.stdout + proc.stderr)
+
+
+def test_maximum_paths_is_the_widest_equal_cost_group_per_tier(small_data, write_fabric, tmp_path):
+    # All SONiC, so every tier renders: the RTSW has 16 uplinks into zone 1's CTSW layer; a CTSW
+    # has 4 parallel links to each RTSW and 2 uplinks; an ATSW reaches a zone's racks through all
+    # 4 of that zone's CTSWs.
+    for zone in small_data["zones"]:
+        zone["ctsw_model"] = "arista-7060dx5-64s-sonic"
+    small_data["aggregation"]["atsw_model"] = "arista-7060dx5-64s-sonic"
+    ctx = _ctx(write_fabric(small_data))
+    rendered, _ = render_devices(ctx, [ctx.topology.devices[n] for n in ("z01-rtsw001", "z01-ctsw01", "atsw01")])
+    paths = {name: next(f.content for f in files if f.name == "frr.conf").count(f"maximum-paths {n}\n")
+             for name, files in rendered.items() for n in [{"z01-rtsw001": 16, "z01-ctsw01": 4, "atsw01": 4}[name]]}
+    assert paths == {"z01-rtsw001": 2, "z01-ctsw01": 2, "atsw01": 2}  # once per address family
+    assert ctx.topology.devices["atsw01"].ecmp_width == 4

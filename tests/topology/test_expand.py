@@ -129,6 +129,10 @@ def test_a_bigger_later_zone_keeps_ports_when_ports_per_zone_is_pinned(small_dat
     grown = copy.deepcopy(small_data)
     grown["zones"].append({**copy.deepcopy(grown["zones"][1]), "id": 3, "ctsw_count": 8, "links_per_rtsw_ctsw": 2})
     new = topology_of(write_fabric(grown))
+    # The ATSWs' equal-cost width must grow to cover the wider zone (8 CTSWs); nothing else changes.
+    assert new.devices["atsw01"].ecmp_width == 8 and old.devices["atsw01"].ecmp_width == 4
+    for name in ("atsw01", "atsw02"):
+        new.devices[name] = dataclasses.replace(new.devices[name], ecmp_width=old.devices[name].ecmp_width)
     _assert_pure_addition(old, new)
 
 

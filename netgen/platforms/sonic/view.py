@@ -182,14 +182,16 @@ def _all_ports(model: PlatformModel, device: Device, used: list[Port], mtu: int)
     return ports
 
 
-def _maximum_paths(device: Device, ports: list[Port]) -> int:
-    """Widest ECMP group this device forms: its uplinks, or parallel links to one neighbour."""
-    uplinks = sum(1 for p in ports if p.kind is PortKind.UPLINK)
-    per_peer: dict[str, int] = {}
+def _maximum_paths(ports: list[Port], asn_of: dict[str, int]) -> int:
+    """The widest equal-cost group: the most links towards one peer ASN. RTSW: every uplink (one
+    zone CTSW layer); CTSW: the parallel links to one RTSW, or the uplinks to the ATSW layer; ATSW:
+    every link into one zone."""
+    per_asn: dict[int, int] = {}
     for port in ports:
-        if port.kind is PortKind.DOWNLINK:
-            per_peer[port.peer_device] = per_peer.get(port.peer_device, 0) + 1
-    return max(uplinks, max(per_peer.values(), default=0), device.ecmp_width, 1)
+        if port.kind is not PortKind.HOST:
+            asn = asn_of[port.peer_device]
+            per_asn[asn] = per_asn.get(asn, 0) + 1
+    return max(per_asn.values(), default=1)
 
 
 def build_view(ctx: DesignContext, device: Device) -> SonicView:
@@ -314,7 +316,7 @@ def build_view(ctx: DesignContext, device: Device) -> SonicView:
         networks_v6=networks_v6,
         neighbors_v4=neighbors_v4,
         neighbors_v6=neighbors_v6,
-        maximum_paths=_maximum_paths(device, used),
+        maximum_paths=_maximum_paths(used, {n: d.asn for n, d in topo.devices.items()}),
         keepalive=fabric.bgp.keepalive_s,
         hold=fabric.bgp.hold_s,
         bfd=({"rx": bfd.min_rx_ms, "tx": bfd.min_tx_ms, "multiplier": bfd.multiplier} if bfd.enabled else None),
