@@ -50,6 +50,11 @@ class DesignContext:
     def buffers(self) -> dict[str, DeviceBufferPlan]:
         return plan_buffers(self.fabric, self.catalog, self.topology)
 
+    @cached_property
+    def asn_of(self) -> dict[str, int]:
+        """Device name -> ASN, built once for every per-device view."""
+        return {name: device.asn for name, device in self.topology.devices.items()}
+
     def model(self, device: Device) -> PlatformModel:
         return self.catalog.get(device.model)
 

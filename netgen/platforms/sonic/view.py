@@ -21,12 +21,12 @@ choices that a SONiC operator will ask about:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from ipaddress import IPv4Interface, IPv6Interface
+from dataclasses import dataclass
 
 from netgen.checks import DesignContext
 from netgen.intent.catalog import PlatformModel
 from netgen.intent.fabric import Fabric
+from netgen.platforms.routing import BgpPlan, bgp_plan
 from netgen.topology.buffers import Headroom, tier_buffers
 from netgen.topology.model import Device, Port, PortKind, Role
 from netgen.topology.ports import PORT_NAMERS
@@ -51,14 +51,6 @@ class SonicPort:
 
 
 @dataclass(frozen=True, slots=True)
-class BgpNeighbor:
-    address: str
-    remote_as: int
-    peer_group: str
-    description: str
-
-
-@dataclass(frozen=True, slots=True)
 class LosslessProfile:
     name: str
     headroom: Headroom
@@ -72,7 +64,6 @@ class SonicView:
     asn: int
     device_type: str
     hwsku: str
-    router_id: str
     mtu: int
     ports: list[SonicPort]
     routed: list[tuple[str, list[str]]]  # port -> its /31 and /127 prefixes
@@ -113,15 +104,7 @@ class SonicView:
     ecmp_hash: list[str]
     rdma_hash: list[str]  # empty unless the platform release has RDMA hash fields
     # routing
-    networks_v4: list[str]
-    networks_v6: list[str]
-    neighbors_v4: list[BgpNeighbor]
-    neighbors_v6: list[BgpNeighbor]
-    maximum_paths: int
-    keepalive: int
-    hold: int
-    bfd: dict[str, int] | None
-    peer_groups: list[str] = field(default_factory=list)
+    bgp: BgpPlan
 
 
 def _ranges(values: list[int]) -> list[str]:
@@ -182,18 +165,6 @@ def _all_ports(model: PlatformModel, device: Device, used: list[Port], mtu: int)
     return ports
 
 
-def _maximum_paths(ports: list[Port], asn_of: dict[str, int]) -> int:
-    """The widest equal-cost group: the most links towards one peer ASN. RTSW: every uplink (one
-    zone CTSW layer); CTSW: the parallel links to one RTSW, or the uplinks to the ATSW layer; ATSW:
-    every link into one zone."""
-    per_asn: dict[int, int] = {}
-    for port in ports:
-        if port.kind is not PortKind.HOST:
-            asn = asn_of[port.peer_device]
-            per_asn[asn] = per_asn.get(asn, 0) + 1
-    return max(per_asn.values(), default=1)
-
-
 def build_view(ctx: DesignContext, device: Device) -> SonicView:
     fabric, topo = ctx.fabric, ctx.topology
     model = ctx.model(device)
@@ -204,20 +175,8 @@ def build_view(ctx: DesignContext, device: Device) -> SonicView:
     ports = _all_ports(model, device, used, fabric.mtu)
     backend = [p.name for p in used]
 
-    routed: list[tuple[str, list[str]]] = []
-    neighbors_v4: list[BgpNeighbor] = []
-    neighbors_v6: list[BgpNeighbor] = []
-    for port in used:
-        if port.ipv4 is None:
-            continue
-        prefixes = [str(port.ipv4)] + ([str(port.ipv6)] if port.ipv6 else [])
-        routed.append((port.name, prefixes))
-        peer = topo.devices[port.peer_device]
-        group = "UPLINK" if port.kind is PortKind.UPLINK else "DOWNLINK"
-        description = f"{peer.name}:{port.peer_port}"
-        neighbors_v4.append(BgpNeighbor(_peer_ip(port.ipv4), peer.asn, group, description))
-        if port.ipv6 is not None:
-            neighbors_v6.append(BgpNeighbor(_peer_ip(port.ipv6), peer.asn, f"{group}_V6", description))
+    routed = [(port.name, [str(port.ipv4)] + ([str(port.ipv6)] if port.ipv6 else []))
+              for port in used if port.ipv4 is not None]
 
     dscp_to_tc, tc_to_queue = _qos(fabric)
     lossless = qos.lossless
@@ -258,25 +217,14 @@ def build_view(ctx: DesignContext, device: Device) -> SonicView:
 
     hashing = fabric.hashing
     rdma = hashing.mode == "bth_dest_qp" and model.capabilities.bth_dest_qp_hash
-    networks_v4 = [str(device.loopback_ipv4)]
-    networks_v6 = [str(device.loopback_ipv6)] if device.loopback_ipv6 else []
-    host_gateways: list[str] = []
-    if device.host_subnet_ipv4 is not None and device.host_gateway_ipv4 is not None:
-        networks_v4.append(str(device.host_subnet_ipv4))
-        host_gateways.append(str(device.host_gateway_ipv4))
-    if device.host_subnet_ipv6 is not None and device.host_gateway_ipv6 is not None:
-        networks_v6.append(str(device.host_subnet_ipv6))
-        host_gateways.append(str(device.host_gateway_ipv6))
+    host_gateways = [str(g) for g in (device.host_gateway_ipv4, device.host_gateway_ipv6) if g is not None]
     host_members = [p.name for p in used if p.kind is PortKind.HOST]
-    bfd = fabric.bgp.bfd
-    groups = sorted({n.peer_group for n in neighbors_v4 + neighbors_v6})
 
     return SonicView(
         hostname=device.name,
         asn=device.asn,
         device_type=DEVICE_TYPES[device.role],
         hwsku=model.sonic.hwsku if model.sonic else device.model,
-        router_id=str(device.loopback_ipv4.ip),
         mtu=fabric.mtu,
         ports=ports,
         routed=routed,
@@ -312,19 +260,6 @@ def build_view(ctx: DesignContext, device: Device) -> SonicView:
         flex_counters=FLEX_COUNTERS,
         ecmp_hash=FIVE_TUPLE,
         rdma_hash=[*FIVE_TUPLE, "RDMA_BTH_DEST_QP"] if rdma else [],
-        networks_v4=networks_v4,
-        networks_v6=networks_v6,
-        neighbors_v4=neighbors_v4,
-        neighbors_v6=neighbors_v6,
-        maximum_paths=_maximum_paths(used, {n: d.asn for n, d in topo.devices.items()}),
-        keepalive=fabric.bgp.keepalive_s,
-        hold=fabric.bgp.hold_s,
-        bfd=({"rx": bfd.min_rx_ms, "tx": bfd.min_tx_ms, "multiplier": bfd.multiplier} if bfd.enabled else None),
-        peer_groups=groups,
+        bgp=bgp_plan(ctx, device),
     )
 
-
-def _peer_ip(local: IPv4Interface | IPv6Interface) -> str:
-    """The other address of a /31 or /127."""
-    value = int(local.ip)
-    return str(type(local.ip)(value ^ 1))

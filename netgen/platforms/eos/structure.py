@@ -1,0 +1,47 @@
+"""Structural check of an EOS running-config as netgen renders it.
+
+EOS prints its running-config with 3 spaces per mode level, `!` between blocks and `end` last.
+A rendered file must keep that shape exactly, because `configure replace` and config sessions parse
+it mode by mode: a line indented under the wrong parent lands in the wrong mode (or fails).
+"""
+
+from __future__ import annotations
+
+INDENT = 3
+
+
+def check_eos_config(text: str) -> list[str]:
+    """Problems with the file's shape (empty list = well formed)."""
+    problems: list[str] = []
+    lines = text.split("\n")
+    if not text.endswith("end\n"):
+        problems.append("the file must end with 'end' and a newline")
+    body = lines[:-1] if lines and lines[-1] == "" else lines
+    top_level: dict[str, int] = {}
+    previous_indent = 0
+    for number, line in enumerate(body, start=1):
+        where = f"line {number}"
+        if line == "":
+            problems.append(f"{where}: empty line (EOS separates blocks with '!')")
+            continue
+        if "\t" in line or any(ord(ch) < 32 for ch in line):
+            problems.append(f"{where}: tab or control character")
+        if line != line.rstrip():
+            problems.append(f"{where}: trailing whitespace")
+        indent = len(line) - len(line.lstrip(" "))
+        stripped = line.strip()
+        if indent % INDENT:
+            problems.append(f"{where}: indentation {indent} is not a multiple of {INDENT}")
+        elif indent > previous_indent + INDENT:
+            problems.append(f"{where}: indented {indent - previous_indent} deeper than its parent line")
+        if stripped == "!":
+            previous_indent = indent
+            continue
+        if indent == 0:
+            if stripped in top_level:
+                problems.append(f"{where}: duplicate top-level line '{stripped}' (first on line {top_level[stripped]})")
+            top_level.setdefault(stripped, number)
+        previous_indent = indent
+    if "end" in top_level and top_level["end"] != len(body):
+        problems.append(f"line {top_level['end']}: 'end' before the end of the file")
+    return problems
