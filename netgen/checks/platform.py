@@ -95,3 +95,20 @@ class SonicQueueIndexes:
                                 f"class '{label}' uses queue {queue}; SONiC's TC_TO_QUEUE_MAP takes"
                                 f" 0-{SONIC_TC_QUEUE_MAX} ({devices_text(devices)})",
                                 f"use a queue of {SONIC_TC_QUEUE_MAX} or lower for '{label}'")
+
+
+@register
+class EosWatchdogAction:
+    code: ClassVar[str] = "NG505"
+    title: ClassVar[str] = "PFC watchdog action is one EOS is known to take"
+
+    def run(self, ctx: DesignContext) -> Iterator[Finding]:
+        wd = ctx.fabric.qos.pfc_watchdog
+        if not wd.enabled or wd.action == "drop":
+            return
+        for role, name, model, devices in ctx.tier_models():
+            if model.nos.value == "eos" and role.value in wd.tiers and model.capabilities.pfc_watchdog:
+                yield error(self.code, f"{role.value} model {name}",
+                            f"PFC watchdog action '{wd.action}' on EOS ({devices_text(devices)}): only `drop` is"
+                            " confirmed for `priority-flow-control pause watchdog action`",
+                            "set qos.pfc_watchdog.action: drop, or leave this tier out of qos.pfc_watchdog.tiers")

@@ -28,7 +28,8 @@ class OutputDirError(Exception):
 
 def load_plugins() -> dict[str, base.RendererPlugin]:
     """Import the built-in plugins (each registers itself) and return the registry."""
-    import netgen.platforms.sonic  # noqa: F401, PLC0415  (registration side effect)
+    import netgen.platforms.eos  # noqa: PLC0415  (registration side effect)
+    import netgen.platforms.sonic  # noqa: F401, PLC0415
 
     return base.PLUGINS
 

@@ -415,7 +415,11 @@ CASES: list[Case] = [
          "buffers.ctsw is static_per_port"),
     Case("NG411", "atsw-static", setting("buffers.atsw.mode", "static_per_port"), ERROR,
          f"atsw model {SPINE}"),
-    Case("NG411", "rtsw-static", setting("buffers.rtsw.mode", "static_per_port"), None),
+    # The SONiC 7060X6 renders static_th profiles; netgen cannot yet render Trident MMU profiles on EOS.
+    Case("NG411", "rtsw-static-eos-zone", setting("buffers.rtsw.mode", "static_per_port"), ERROR,
+         "rtsw model arista-7060x6-64pe-eos"),
+    Case("NG411", "rtsw-static-sonic-only",
+         combine(setting("buffers.rtsw.mode", "static_per_port"), zone(1, rtsw_model=RTSW_SONIC)), None),
     Case("NG411", "ctsw-static-capable-model",
          combine(setting("buffers.ctsw.mode", "static_per_port"),
                  capability("ctsw", "ctsw-static", SPINE, static_per_port_buffers=True)), None),
@@ -456,6 +460,12 @@ CASES: list[Case] = [
     Case("NG504", "sonic-queues-7-and-9",
          combine(derived_model("rtsw", "rtsw-q16", RTSW_SONIC, queues=16), setting("qos.lossless.queue", 7),
                  setting("qos.classes.0.queue", 9)), None),
+    # NG505: the EOS RTSWs of zone 2 run the watchdog (tiers: [rtsw]); only `drop` is a confirmed EOS action.
+    Case("NG505", "eos-watchdog-alert", setting("qos.pfc_watchdog.action", "alert"), ERROR,
+         "PFC watchdog action 'alert' on EOS"),
+    Case("NG505", "eos-watchdog-alert-off-tier",
+         combine(setting("qos.pfc_watchdog.action", "alert"), setting("qos.pfc_watchdog.tiers", ["ctsw"])), None),
+    Case("NG505", "eos-watchdog-drop", setting("qos.pfc_watchdog.action", "drop"), None),
 ]
 
 

@@ -1,0 +1,190 @@
+"""Per-device view of an Arista EOS switch: every value its running-config carries.
+
+Platform families are data, not branches in templates: the catalog's ASIC family selects the
+architecture ("sand" = Jericho VOQ chassis, "xgs" = Trident/Tomahawk), and FAMILIES below says how
+that architecture spells a queue and whether it has the sand load-balance profile. A knob a model
+cannot do never reaches this view: the design checks (NG501/NG502/NG411) stop it first, and the
+view only renders features the model's capability flags allow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from netgen.checks import DesignContext
+from netgen.intent.catalog import PlatformModel
+from netgen.platforms.routing import BgpPlan, bgp_plan
+from netgen.topology.model import Device, Port, PortKind
+from netgen.topology.ports import PORT_NAMERS
+
+QOS_PROFILE = "BACKEND-ROCE"
+HOST_VLAN = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    queue_keyword: str  # the interface / qos-profile queue sub-mode
+    sand_hashing: bool  # `load-balance policies` / `load-balance sand profile default`
+
+
+FAMILIES = {
+    "sand": Family(queue_keyword="tx-queue", sand_hashing=True),
+    "xgs": Family(queue_keyword="uc-tx-queue", sand_hashing=False),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class EosInterface:
+    name: str
+    description: str
+    shutdown: bool
+    speed: str  # e.g. "400g-4": speed and lane count
+    mtu: int
+    routed: bool
+    ipv4: str | None
+    ipv6: str | None
+    access_vlan: int | None
+    backend: bool  # carries the RoCE QoS profile (PFC, queues)
+
+
+@dataclass(frozen=True, slots=True)
+class EosQueue:
+    queue: int
+    strict: bool
+    bandwidth_percent: int | None  # DWRR share for non-strict queues
+    ecn: str | None  # the full `random-detect ecn ...` arguments, or None
+
+
+@dataclass
+class EosView:
+    hostname: str
+    family: Family
+    interfaces: list[EosInterface]
+    loopback_v4: str
+    loopback_v6: str | None
+    host_vlan: int | None
+    host_gateway_v4: str | None
+    host_gateway_v6: str | None
+    mtu: int
+    dscp_to_tc: list[tuple[int, str]]  # (traffic class, up to 8 DSCP values) per `qos map dscp` line
+    tc_to_queue: list[tuple[int, int]]
+    qos_profile: str
+    pfc_priority: int
+    pfc_watchdog: bool  # per-port watchdog in the QoS profile
+    watchdog_timeout: str  # decimal seconds, as EOS takes them
+    watchdog_polling: str
+    watchdog_recovery: str
+    watchdog_action: str
+    queues: list[EosQueue]
+    sand_hash_payload: str | None  # "5-7" when BTH dest-QP hashing is rendered, else None
+    udp_dst_port: int
+    bgp: BgpPlan
+
+
+DSCP_PER_LINE = 8
+
+
+def _chunks(values: list[int], size: int) -> list[list[int]]:
+    return [values[i:i + size] for i in range(0, len(values), size)]
+
+
+def _seconds(ms: int) -> str:
+    text = f"{ms / 1000:.3f}".rstrip("0").rstrip(".")
+    return text or "0"
+
+
+def _interfaces(model: PlatformModel, used: list[Port], mtu: int) -> list[EosInterface]:
+    """Used ports as the topology says, and every untouched cage shut, so `configure replace`
+    leaves no unplanned port up."""
+    by_slot = {(p.cage, p.lane_offset): p for p in used}
+    used_cages = {p.cage for p in used}
+    namer = PORT_NAMERS[model.port_naming]
+    result: list[EosInterface] = []
+    for cage in range(model.port_count):
+        ports = sorted((p for (c, _), p in by_slot.items() if c == cage), key=lambda p: p.lane_offset)
+        if cage not in used_cages:
+            # Only shut: no forced speed or mode that could fight whatever optic sits in the cage.
+            result.append(EosInterface(namer(model, cage, 0), "spare", True, "", mtu, False,
+                                       None, None, None, False))
+            continue
+        for port in ports:
+            host = port.kind is PortKind.HOST
+            result.append(EosInterface(
+                name=port.name,
+                description=f"{port.peer_device}:{port.peer_port}",
+                shutdown=False,
+                speed=f"{port.speed_gbps}g-{port.lanes}",
+                mtu=mtu,
+                routed=not host,
+                ipv4=str(port.ipv4) if port.ipv4 else None,
+                ipv6=str(port.ipv6) if port.ipv6 else None,
+                access_vlan=HOST_VLAN if host else None,
+                backend=True,
+            ))
+    return result
+
+
+def build_view(ctx: DesignContext, device: Device) -> EosView:
+    fabric = ctx.fabric
+    model = ctx.model(device)
+    qos = fabric.qos
+    used = ctx.topology.ports[device.name]
+    family = FAMILIES[model.architecture]
+
+    by_tc: dict[int, list[int]] = {}
+    for dscp in range(64):
+        by_tc.setdefault(qos.default_traffic_class, []).append(dscp)
+    classes = [(qos.lossless.dscp, qos.lossless.traffic_class, qos.lossless.queue),
+               (qos.cts.dscp, qos.cts.traffic_class, qos.cts.queue),
+               *[(c.dscp, c.traffic_class, c.queue) for c in qos.classes]]
+    for dscps, tc, _ in classes:
+        for dscp in dscps:
+            by_tc[qos.default_traffic_class].remove(dscp)
+            by_tc.setdefault(tc, []).append(dscp)
+    # A few values per line, as Arista's own examples write them; EOS's per-line limit is undocumented.
+    dscp_to_tc = [(tc, " ".join(str(d) for d in chunk))
+                  for tc, values in sorted(by_tc.items()) for chunk in _chunks(sorted(values), DSCP_PER_LINE)]
+    tc_to_queue = sorted({(tc, queue) for _, tc, queue in classes})
+
+    ecn = qos.ecn
+    # kbytes when both thresholds are whole kilobytes, else exact bytes: never round a threshold.
+    kilo = ecn.min_threshold % 1000 == 0 and ecn.max_threshold % 1000 == 0
+    scale, unit = (1000, "kbytes") if kilo else (1, "bytes")
+    ecn_line = (f"minimum-threshold {ecn.min_threshold // scale} {unit} maximum-threshold"
+                f" {ecn.max_threshold // scale} {unit} max-mark-probability {ecn.max_mark_probability}")
+    queues = [EosQueue(qos.cts.queue, True, None, None),
+              EosQueue(qos.lossless.queue, False, qos.lossless.weight,
+                       ecn_line if ecn.enabled and model.capabilities.ecn else None)]
+    queues += [EosQueue(c.queue, False, c.weight, None) for c in qos.classes]
+    queues.sort(key=lambda q: q.queue)
+
+    wd = qos.pfc_watchdog
+    watchdog = wd.enabled and device.role.value in wd.tiers and model.capabilities.pfc_watchdog
+    hashing = fabric.hashing
+    qp_hash = hashing.mode == "bth_dest_qp" and model.capabilities.bth_dest_qp_hash and family.sand_hashing
+    payload = hashing.payload_bytes
+    host_ports = any(p.kind is PortKind.HOST for p in used)
+    return EosView(
+        hostname=device.name,
+        family=family,
+        interfaces=_interfaces(model, used, fabric.mtu),
+        loopback_v4=str(device.loopback_ipv4),
+        loopback_v6=str(device.loopback_ipv6) if device.loopback_ipv6 else None,
+        host_vlan=HOST_VLAN if host_ports else None,
+        host_gateway_v4=str(device.host_gateway_ipv4) if device.host_gateway_ipv4 else None,
+        host_gateway_v6=str(device.host_gateway_ipv6) if device.host_gateway_ipv6 else None,
+        mtu=fabric.mtu,
+        dscp_to_tc=dscp_to_tc,
+        tc_to_queue=tc_to_queue,
+        qos_profile=QOS_PROFILE,
+        pfc_priority=qos.lossless.pfc_priority,
+        pfc_watchdog=watchdog,
+        watchdog_timeout=_seconds(wd.detection_time_ms),
+        watchdog_polling=_seconds(wd.polling_interval_ms),
+        watchdog_recovery=_seconds(wd.restoration_time_ms),
+        watchdog_action=wd.action,  # NG505 lets only `drop` through on EOS
+        queues=queues,
+        sand_hash_payload=f"{payload.first}-{payload.last}" if qp_hash else None,
+        udp_dst_port=hashing.udp_dst_port,
+        bgp=bgp_plan(ctx, device),
+    )
