@@ -18,7 +18,7 @@ pytestmark = pytest.mark.render
 GOLDEN = Path(__file__).parent / "golden"
 
 
-@pytest.mark.parametrize("nos,device", [("sonic", "z01-rtsw001")])
+@pytest.mark.parametrize(("nos", "device"), [("sonic", "z01-rtsw001"), ("eos", "z01-ctsw01"), ("eos", "z02-rtsw001")])
 def test_rendered_files_match_the_reviewed_goldens(nos, device):
     loaded = load_fabric(SMALL)
     ctx = DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog))
