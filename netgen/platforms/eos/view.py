@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from netgen.checks import DesignContext
 from netgen.intent.catalog import PlatformModel
+from netgen.platforms.features import dscp_to_tc, hashes_on_qp, runs_pfc_watchdog, tc_to_queue
 from netgen.platforms.routing import BgpPlan, bgp_plan
 from netgen.topology.model import Device, Port, PortKind
 from netgen.topology.ports import PORT_NAMERS
@@ -132,19 +133,11 @@ def build_view(ctx: DesignContext, device: Device) -> EosView:
     family = FAMILIES[model.architecture]
 
     by_tc: dict[int, list[int]] = {}
-    for dscp in range(64):
-        by_tc.setdefault(qos.default_traffic_class, []).append(dscp)
-    classes = [(qos.lossless.dscp, qos.lossless.traffic_class, qos.lossless.queue),
-               (qos.cts.dscp, qos.cts.traffic_class, qos.cts.queue),
-               *[(c.dscp, c.traffic_class, c.queue) for c in qos.classes]]
-    for dscps, tc, _ in classes:
-        for dscp in dscps:
-            by_tc[qos.default_traffic_class].remove(dscp)
-            by_tc.setdefault(tc, []).append(dscp)
+    for dscp, tc in dscp_to_tc(fabric).items():
+        by_tc.setdefault(tc, []).append(dscp)
     # A few values per line, as Arista's own examples write them; EOS's per-line limit is undocumented.
-    dscp_to_tc = [(tc, " ".join(str(d) for d in chunk))
-                  for tc, values in sorted(by_tc.items()) for chunk in _chunks(sorted(values), DSCP_PER_LINE)]
-    tc_to_queue = sorted({(tc, queue) for _, tc, queue in classes})
+    dscp_lines = [(tc, " ".join(str(d) for d in chunk))
+                  for tc, values in sorted(by_tc.items()) for chunk in _chunks(values, DSCP_PER_LINE)]
 
     ecn = qos.ecn
     # kbytes when both thresholds are whole kilobytes, else exact bytes: never round a threshold.
@@ -159,9 +152,9 @@ def build_view(ctx: DesignContext, device: Device) -> EosView:
     queues.sort(key=lambda q: q.queue)
 
     wd = qos.pfc_watchdog
-    watchdog = wd.enabled and device.role.value in wd.tiers and model.capabilities.pfc_watchdog
+    watchdog = runs_pfc_watchdog(fabric, model, device)
     hashing = fabric.hashing
-    qp_hash = hashing.mode == "bth_dest_qp" and model.capabilities.bth_dest_qp_hash and family.sand_hashing
+    qp_hash = hashes_on_qp(fabric, model) and family.sand_hashing
     payload = hashing.payload_bytes
     host_ports = any(p.kind is PortKind.HOST for p in used)
     return EosView(
@@ -174,8 +167,8 @@ def build_view(ctx: DesignContext, device: Device) -> EosView:
         host_gateway_v4=str(device.host_gateway_ipv4) if device.host_gateway_ipv4 else None,
         host_gateway_v6=str(device.host_gateway_ipv6) if device.host_gateway_ipv6 else None,
         mtu=fabric.mtu,
-        dscp_to_tc=dscp_to_tc,
-        tc_to_queue=tc_to_queue,
+        dscp_to_tc=dscp_lines,
+        tc_to_queue=sorted(tc_to_queue(fabric).items()),
         qos_profile=QOS_PROFILE,
         pfc_priority=qos.lossless.pfc_priority,
         pfc_watchdog=watchdog,

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 from netgen.checks import DesignContext
 from netgen.intent.catalog import PlatformModel
-from netgen.intent.fabric import Fabric
+from netgen.platforms.base import RenderError
+from netgen.platforms.features import dscp_to_tc, hashes_on_qp, runs_pfc_watchdog, tc_to_queue
 from netgen.platforms.routing import BgpPlan, bgp_plan
 from netgen.topology.buffers import Headroom, tier_buffers
 from netgen.topology.model import Device, Port, PortKind, Role
@@ -124,20 +125,7 @@ def _ranges(values: list[int]) -> list[str]:
     return out
 
 
-def _qos(fabric: Fabric) -> tuple[dict[str, str], dict[str, str]]:
-    qos = fabric.qos
-    dscp_to_tc = {str(d): str(qos.default_traffic_class) for d in range(64)}
-    tc_to_queue: dict[str, str] = {}
-    for dscps, tc, queue in [(qos.lossless.dscp, qos.lossless.traffic_class, qos.lossless.queue),
-                             (qos.cts.dscp, qos.cts.traffic_class, qos.cts.queue),
-                             *[(c.dscp, c.traffic_class, c.queue) for c in qos.classes]]:
-        for dscp in dscps:
-            dscp_to_tc[str(dscp)] = str(tc)
-        tc_to_queue[str(tc)] = str(queue)
-    return dscp_to_tc, dict(sorted(tc_to_queue.items(), key=lambda kv: int(kv[0])))
-
-
-def _all_ports(model: PlatformModel, device: Device, used: list[Port], mtu: int) -> list[SonicPort]:
+def _all_ports(model: PlatformModel, used: list[Port], mtu: int) -> list[SonicPort]:
     """Every port of the SKU: used ports as the topology says, spare sub-ports admin down, so a
     `config replace` never deletes a port the switch has."""
     sku_speed = model.sonic.port_speed if model.sonic else model.port_speed
@@ -172,13 +160,12 @@ def build_view(ctx: DesignContext, device: Device) -> SonicView:
     used = topo.ports[device.name]
     plan = ctx.buffers[device.name]
     policy = tier_buffers(fabric, device.role)
-    ports = _all_ports(model, device, used, fabric.mtu)
+    ports = _all_ports(model, used, fabric.mtu)
     backend = [p.name for p in used]
 
     routed = [(port.name, [str(port.ipv4)] + ([str(port.ipv6)] if port.ipv6 else []))
               for port in used if port.ipv4 is not None]
 
-    dscp_to_tc, tc_to_queue = _qos(fabric)
     lossless = qos.lossless
     tc_to_pg = {str(tc): (str(lossless.pfc_priority) if tc == lossless.traffic_class else "0") for tc in range(8)}
     schedulers = {f"scheduler.{qos.cts.name}": {"type": "STRICT", "priority": "7"},
@@ -207,16 +194,15 @@ def build_view(ctx: DesignContext, device: Device) -> SonicView:
         lossless_profiles[port.name] = LosslessProfile(name, headroom, threshold_field, threshold)
     profiles = list({p.name: p for p in lossless_profiles.values()}.values())
     if len(profiles) != len(set(lossless_profiles.values())):
-        raise ValueError(f"{device.name}: two lossless profiles share a name")
+        raise RenderError(f"{device.name}: two different lossless profiles would share a name")
     lossy_queues = [q for q in range(model.queues) if q != lossless.queue]
 
     wd = qos.pfc_watchdog
-    watchdog = wd.enabled and device.role.value in wd.tiers and model.capabilities.pfc_watchdog
+    watchdog = runs_pfc_watchdog(fabric, model, device)
     pfcwd = ({"action": wd.action, "detection_time": str(wd.detection_time_ms),
               "restoration_time": str(wd.restoration_time_ms)} if watchdog else None)
 
-    hashing = fabric.hashing
-    rdma = hashing.mode == "bth_dest_qp" and model.capabilities.bth_dest_qp_hash
+    rdma = hashes_on_qp(fabric, model)
     host_gateways = [str(g) for g in (device.host_gateway_ipv4, device.host_gateway_ipv6) if g is not None]
     host_members = [p.name for p in used if p.kind is PortKind.HOST]
 
@@ -234,8 +220,8 @@ def build_view(ctx: DesignContext, device: Device) -> SonicView:
         host_members=host_members,
         backend_ports=backend,
         map_name=MAP_NAME,
-        dscp_to_tc=dscp_to_tc,
-        tc_to_queue=tc_to_queue,
+        dscp_to_tc={str(d): str(tc) for d, tc in dscp_to_tc(fabric).items()},
+        tc_to_queue={str(tc): str(q) for tc, q in tc_to_queue(fabric).items()},
         tc_to_pg=tc_to_pg,
         pfc_to_queue={str(lossless.pfc_priority): str(lossless.queue)},
         pfc_enable=str(lossless.pfc_priority),
