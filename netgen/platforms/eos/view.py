@@ -97,13 +97,14 @@ def _seconds(ms: int) -> str:
 def _interfaces(model: PlatformModel, used: list[Port], mtu: int) -> list[EosInterface]:
     """Used ports as the topology says, and every untouched cage shut, so `configure replace`
     leaves no unplanned port up."""
-    by_slot = {(p.cage, p.lane_offset): p for p in used}
-    used_cages = {p.cage for p in used}
+    by_cage: dict[int, list[Port]] = {}
+    for port in used:
+        by_cage.setdefault(port.cage, []).append(port)
     namer = PORT_NAMERS[model.port_naming]
     result: list[EosInterface] = []
     for cage in range(model.port_count):
-        ports = sorted((p for (c, _), p in by_slot.items() if c == cage), key=lambda p: p.lane_offset)
-        if cage not in used_cages:
+        ports = sorted(by_cage.get(cage, []), key=lambda p: p.lane_offset)
+        if not ports:
             # Only shut: no forced speed or mode that could fight whatever optic sits in the cage.
             result.append(EosInterface(namer(model, cage, 0), "spare", True, "", mtu, False,
                                        None, None, None, False))
