@@ -1,0 +1,108 @@
+"""The lab backend contract: build a plan into running nodes, run commands on a node, destroy it all.
+
+Two backends implement it: `netns` (FRR routers in Linux network namespaces, this machine's
+default: no Docker, no NOS images needed) and `containerlab` (cEOS / sonic-vs containers where
+Docker, containerlab and the images exist). Verification and, later, deploy tests talk only to
+this interface, so the same tests run against either.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from netgen.lab.plan import LabPlan
+
+LAB_NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]{0,11}$")  # no dash: "<lab>-<device>" stays unambiguous
+DEFAULT_ROOT = Path("/run/netgen/labs")  # tmpfs: gone after a reboot, like the namespaces themselves
+
+
+class LabError(Exception):
+    """The lab cannot do what was asked (exists already, not found, prerequisite missing, FRR
+    rejected a config). The message says what to do; the CLI maps it to exit code 2."""
+
+
+def lab_root() -> Path:
+    return Path(os.environ.get("NETGEN_LAB_ROOT", str(DEFAULT_ROOT)))
+
+
+def check_lab_name(name: str) -> str:
+    if not LAB_NAME_PATTERN.match(name):
+        raise LabError(f"lab name {name!r}: use 1-12 lowercase letters and digits, starting with a letter"
+                       " (it prefixes every namespace as <lab>-<device>)")
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class ExecResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+@dataclass
+class BuildReport:
+    lab: str
+    backend: str
+    nodes: int
+    routers: int
+    links: int
+    seconds: float
+    stages: dict[str, float] = field(default_factory=dict)  # stage -> seconds
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"lab": self.lab, "backend": self.backend, "nodes": self.nodes, "routers": self.routers,
+                "links": self.links, "build_seconds": round(self.seconds, 2),
+                "stages": {k: round(v, 2) for k, v in self.stages.items()}}
+
+
+@dataclass
+class DestroyReport:
+    lab: str
+    namespaces: list[str] = field(default_factory=list)  # removed
+    processes: list[int] = field(default_factory=list)  # stopped
+    killed: list[int] = field(default_factory=list)  # needed SIGKILL
+    removed_dir: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"lab": self.lab, "namespaces_removed": len(self.namespaces), "processes_stopped": len(self.processes),
+                "processes_killed": len(self.killed), "removed_dir": self.removed_dir}
+
+
+StageHook = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+class LabBackend(Protocol):
+    kind: ClassVar[str]
+    lab: str
+
+    def build(self, plan: LabPlan, progress: StageHook | None = None) -> BuildReport: ...
+
+    def exec(self, node: str, argv: Sequence[str], timeout: float = 30.0) -> ExecResult:
+        """Run argv on a node: inside its network, hostname and FRR paths (routers), or its
+        network (hosts). Never raises for a non-zero exit; returns it."""
+        ...
+
+    def node_flavour(self, node: str) -> str:
+        """How to talk to the node's routing stack: "frr" (vtysh + kernel FIB), "eos" (EOS CLI
+        JSON) or "host"."""
+        ...
+
+    def plan(self) -> LabPlan: ...
+
+    def destroy(self) -> DestroyReport: ...
+
+
+BACKENDS: dict[str, Callable[[str], LabBackend]] = {}
+
+
+def register_backend(kind: str, factory: Callable[[str], LabBackend]) -> None:
+    BACKENDS[kind] = factory

@@ -1,0 +1,412 @@
+"""The network-namespace backend: every switch a namespace running the real FRR daemons, every
+cable a veth pair, Loopback0 and Vlan1000 as Linux bridges (this kernel has no dummy driver).
+
+Each router gets its own UTS and mount namespace too: FRR's config and socket directories of the
+router are bind-mounted over /etc/frr and /run/frr, so inside a node `vtysh`, `vtysh -f
+/etc/frr/frr.conf` and `frr-reload.py` work at their default paths, as on a SONiC box.
+
+What this does not emulate: the ASIC. PFC, ECN, buffers, queues and UDF hashing exist only in the
+rendered files and their render-time checks; the kernel forwards with plain 5-tuple ECMP.
+
+Everything created is written to the lab's state file *before* it is created, so `netgen lab down`
+removes exactly what `up` made, also after a crash.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, ClassVar
+
+from netgen.lab.backend import (
+    BuildReport,
+    DestroyReport,
+    ExecResult,
+    LabError,
+    StageHook,
+    check_lab_name,
+    lab_root,
+    register_backend,
+)
+from netgen.lab.plan import LabNode, LabPlan
+
+FRR_DIR = Path("/usr/lib/frr")
+STATE_FILE = "state.json"
+ROUTER_SYSCTLS = {
+    "net.ipv4.ip_forward": "1",
+    "net.ipv6.conf.all.forwarding": "1",
+    "net.ipv6.conf.default.accept_dad": "0",  # link-local usable at once
+    "net.ipv6.conf.all.accept_dad": "0",
+    # A switch keeps its configured IPv6 addresses when a link drops; Linux flushes them by default.
+    "net.ipv6.conf.all.keep_addr_on_down": "1",
+    "net.ipv6.conf.default.keep_addr_on_down": "1",
+    "net.ipv4.conf.all.rp_filter": "0",
+    "net.ipv4.conf.default.rp_filter": "0",
+    "net.ipv4.fib_multipath_hash_policy": "1",  # 5-tuple, the closest the kernel gets to the ASIC hash
+    "net.ipv6.fib_multipath_hash_policy": "1",
+}
+HOST_SYSCTLS = {"net.ipv6.conf.default.accept_dad": "0", "net.ipv6.conf.all.accept_dad": "0"}
+# The neighbour tables are shared by all namespaces; big labs overflow the defaults (lab.md).
+GC_THRESH = [f"net.{family}.neigh.default.gc_thresh{i}" for family in ("ipv4", "ipv6") for i in (1, 2, 3)]
+STOP_GRACE_S = 5.0
+# Lab-only zebra setting, loaded at zebra start before the rendered frr.conf: FRR 8.4 loses kernel
+# nexthop-group members after a link flap and does not put them back (fixed upstream in FRR 9.0,
+# FRRouting/frr#13413), which would leave the kernel FIB narrower than the RIB after a cut drill.
+# Routes with embedded next hops do not have that bug. A switch ASIC is not involved either way.
+ZEBRA_LAB_CONF = "zebra-lab.conf"
+ZEBRA_LAB_SETTINGS = "! netgen lab only (see netgen/lab/netns.py)\nno zebra nexthop kernel enable\n"
+
+
+def _run(argv: Sequence[str], stdin: str | None = None, timeout: float = 60.0) -> ExecResult:
+    try:
+        done = subprocess.run(list(argv), input=stdin, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return ExecResult(124, "", f"timed out after {timeout:.0f} s: {' '.join(argv)}")
+    except FileNotFoundError as exc:
+        return ExecResult(127, "", f"{argv[0]}: {exc.strerror}")
+    return ExecResult(done.returncode, done.stdout, done.stderr)
+
+
+def _must(argv: Sequence[str], what: str, stdin: str | None = None) -> str:
+    result = _run(argv, stdin)
+    if not result.ok:
+        raise LabError(f"{what} failed: {(result.stderr or result.stdout).strip()[:500]}")
+    return result.stdout
+
+
+def prerequisites() -> list[str]:
+    """What is missing to run this backend here (empty = ready)."""
+    missing = []
+    if os.geteuid() != 0:
+        missing.append("root (network namespaces and FRR need it)")
+    for tool in ("ip", "nsenter", "unshare", "vtysh", "ping"):
+        if shutil.which(tool) is None:
+            missing.append(f"{tool} (apt-get install iproute2 util-linux frr iputils-ping)")
+    for daemon in ("zebra", "bgpd", "staticd", "bfdd"):
+        if not (FRR_DIR / daemon).exists():
+            missing.append(f"{FRR_DIR / daemon} (apt-get install frr)")
+    return missing
+
+
+def existing_namespaces() -> set[str]:
+    result = _run(["ip", "-j", "netns", "list"])
+    if not result.ok or not result.stdout.strip():
+        return set()
+    return {entry["name"] for entry in json.loads(result.stdout)}
+
+
+def _read_sysctl(key: str) -> str:
+    return Path("/proc/sys", *key.split(".")).read_text().strip()
+
+
+def _write_sysctl(key: str, value: str) -> None:
+    Path("/proc/sys", *key.split(".")).write_text(value)
+
+
+def _is_frr_process(pid: int) -> bool:
+    """Guards against PID reuse: only ever signal FRR daemons (or processes inside our namespaces)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().startswith(str(FRR_DIR).encode())
+    except OSError:
+        return False
+
+
+class NetnsBackend:
+    kind: ClassVar[str] = "netns"
+
+    def __init__(self, lab: str) -> None:
+        self.lab = check_lab_name(lab)
+        self.dir = lab_root() / lab
+        self.state_path = self.dir / STATE_FILE
+        self._state: dict[str, Any] | None = None
+
+    # --- state --------------------------------------------------------------------------------
+    def exists(self) -> bool:
+        return self.state_path.is_file()
+
+    def state(self) -> dict[str, Any]:
+        if self._state is None:
+            if not self.exists():
+                raise LabError(f"no lab named {self.lab!r} (no {self.state_path}); `netgen lab list` shows the labs")
+            try:
+                self._state = json.loads(self.state_path.read_text())
+            except (OSError, json.JSONDecodeError) as exc:
+                raise LabError(f"{self.state_path} is unreadable ({exc}); remove the lab by hand") from None
+        return self._state
+
+    def _save(self) -> None:
+        assert self._state is not None
+        tmp = self.state_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self._state, indent=1))
+        tmp.replace(self.state_path)  # never a half-written state file, even if we crash here
+
+    def plan(self) -> LabPlan:
+        return LabPlan.model_validate(self.state()["plan"])
+
+    def namespace(self, node: str) -> str:
+        return f"{self.lab}-{node}"
+
+    # --- build --------------------------------------------------------------------------------
+    def build(self, plan: LabPlan, progress: StageHook | None = None) -> BuildReport:
+        missing = prerequisites()
+        if missing:
+            raise LabError("the netns lab needs: " + "; ".join(missing))
+        if self.exists():
+            raise LabError(f"lab {self.lab!r} is already up; `netgen lab down --name {self.lab}` first,"
+                           " or pick another --name")
+        names = {node: self.namespace(node) for node in plan.nodes}
+        taken = sorted(set(names.values()) & existing_namespaces())
+        if taken:
+            raise LabError(f"namespace(s) {', '.join(taken[:3])} already exist and are not this lab's;"
+                           " pick another --name")
+        started = time.monotonic()
+        stages: dict[str, float] = {}
+        if self.dir.exists():  # no state file: left by a crash before anything was created
+            shutil.rmtree(self.dir)
+        self.dir.mkdir(parents=True)
+        os.chmod(self.dir, 0o755)
+        # Write-ahead: the state names every namespace before the first one exists.
+        self._state = {"lab": self.lab, "backend": self.kind, "status": "building", "dir": str(self.dir),
+                       "created": time.time(), "namespaces": sorted(names.values()), "pids": {},
+                       "sysctl_restore": {}, "plan": plan.model_dump(mode="json")}
+        self._save()
+
+        def stage(label: str, done: int, total: int) -> None:
+            if progress:
+                progress(label, done, total)
+
+        try:
+            mark = time.monotonic()
+            self._raise_neighbour_limits(len(plan.links))
+            stage("namespaces", 0, len(names))
+            _must(["ip", "-batch", "-"], "creating namespaces", "".join(f"netns add {ns}\n" for ns in names.values()))
+            for i, node in enumerate(plan.nodes.values(), 1):
+                sysctls = ROUTER_SYSCTLS if node.kind == "router" else HOST_SYSCTLS
+                _must(["ip", "netns", "exec", names[node.name], "sysctl", "-q", "-w",
+                       *(f"{k}={v}" for k, v in sysctls.items())], f"{node.name}: sysctl")
+                stage("namespaces", i, len(names))
+            stages["namespaces"] = time.monotonic() - mark
+
+            mark = time.monotonic()
+            stage("links", 0, len(plan.links))
+            batch = "".join(f"link add name {link.a_if} netns {names[link.a]} type veth peer name {link.b_if}"
+                            f" netns {names[link.b]}\n" for link in plan.links)
+            _must(["ip", "-batch", "-"], "creating veth links", batch)
+            for node in plan.nodes.values():
+                _must(["ip", "-n", names[node.name], "-batch", "-"], f"{node.name}: interfaces and addresses",
+                      self._interface_batch(node))
+            stage("links", len(plan.links), len(plan.links))
+            stages["links_and_addresses"] = time.monotonic() - mark
+
+            mark = time.monotonic()
+            routers = plan.routers()
+            done = 0
+            stage("routers", 0, len(routers))
+            with ThreadPoolExecutor(max_workers=4) as pool:
+                for name, pids in pool.map(self._start_router, routers):
+                    self._state["pids"][name] = pids
+                    self._save()
+                    done += 1
+                    stage("routers", done, len(routers))
+            self._save()
+            stages["frr_start_and_config"] = time.monotonic() - mark
+            self._state["status"] = "up"
+            self._save()
+        except BaseException:
+            self.destroy()
+            raise
+        return BuildReport(lab=self.lab, backend=self.kind, nodes=len(plan.nodes), routers=len(routers),
+                           links=len(plan.links), seconds=time.monotonic() - started, stages=stages)
+
+    @staticmethod
+    def _interface_batch(node: LabNode) -> str:
+        """What intfmgrd/vlanmgrd would do with the node's rendered interface tables."""
+        lines = ["link set lo up"]
+        for intf in node.interfaces:
+            if intf.kind == "bridge":
+                lines.append(f"link add name {intf.name} type bridge")
+            lines.append(f"link set {intf.name} mtu {intf.mtu}")
+        for intf in node.interfaces:
+            if intf.bridge:
+                lines.append(f"link set {intf.name} master {intf.bridge}")
+            lines += [f"addr add {prefix} dev {intf.name}" for prefix in intf.addresses]
+            lines.append(f"link set {intf.name} {'up' if intf.up else 'down'}")
+        if node.gateway_v4:
+            lines.append(f"route add default via {node.gateway_v4}")
+        return "".join(line + "\n" for line in lines)
+
+    def _daemons(self, node: LabNode) -> list[str]:
+        daemons = ["zebra", "bgpd", "staticd"]
+        conf = node.frr_conf or ""
+        if any(line.strip() == "bfd" or " bfd" in line for line in conf.splitlines()):
+            daemons.append("bfdd")
+        return daemons
+
+    def _start_router(self, node: LabNode) -> tuple[str, dict[str, int]]:
+        home = self.dir / "nodes" / node.name
+        etc, run, log = home / "etc", home / "run", home / "log"
+        for folder in (etc, run, log):
+            folder.mkdir(parents=True)
+        (etc / "frr.conf").write_text(node.frr_conf or "")
+        (etc / "vtysh.conf").write_text("service integrated-vtysh-config\n")
+        (etc / ZEBRA_LAB_CONF).write_text(ZEBRA_LAB_SETTINGS)
+        # FRR drops privileges to frr: its directories must be its own and traversable (lab.md).
+        for path in (home, etc, run, log, etc / "frr.conf", etc / "vtysh.conf", etc / ZEBRA_LAB_CONF):
+            shutil.chown(path, "frr", "frr")
+        for path in (self.dir / "nodes", home):
+            path.chmod(0o755)
+        common = ["-d", "-F", "datacenter", "-u", "frr", "-g", "frr", "-P", "0"]
+        pids: dict[str, int] = {}
+        for daemon in self._daemons(node):
+            args = [str(FRR_DIR / daemon), *common, "-i", f"/run/frr/{daemon}.pid", "--log", f"file:{log}/{daemon}.log"]
+            if daemon == "zebra":
+                args += ["-f", f"/etc/frr/{ZEBRA_LAB_CONF}"]
+                # A UTS namespace for the hostname (BGP's hostname capability) and a mount namespace
+                # that puts this router's config and sockets at FRR's default paths.
+                script = ('hostname "$0" && mount --bind "$1" /etc/frr && mount --bind "$2" /run/frr'
+                          ' && shift 3 && exec "$@"')
+                argv = ["ip", "netns", "exec", self.namespace(node.name), "unshare", "--uts", "--mount",
+                        "--propagation", "private", "sh", "-c", script, node.name, str(etc), str(run), "-", *args]
+            else:
+                argv = self._enter(pids["zebra"], args)
+            _must(argv, f"{node.name}: starting {daemon}")
+            pids[daemon] = self._wait_pid(node.name, run, daemon)
+        self._wait_sockets(node.name, run, list(pids))
+        result = _run(self._enter(pids["zebra"], ["vtysh", "-f", "/etc/frr/frr.conf"]), timeout=120)
+        if not result.ok:
+            raise LabError(f"{node.name}: FRR rejected its config ({node.frr_source}): "
+                           f"{(result.stdout + result.stderr).strip()[:800]}")
+        return node.name, pids
+
+    @staticmethod
+    def _enter(pid: int, argv: Sequence[str]) -> list[str]:
+        return ["nsenter", "-t", str(pid), "--net", "--uts", "--mount", "--", *argv]
+
+    @staticmethod
+    def _wait_pid(node: str, run: Path, daemon: str, timeout: float = 10.0) -> int:
+        path = run / f"{daemon}.pid"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError, ValueError):
+                pid = int(path.read_text().strip())
+                if Path(f"/proc/{pid}").exists():
+                    return pid
+            time.sleep(0.02)
+        raise LabError(f"{node}: {daemon} did not start (no {path}); see {run.parent / 'log' / (daemon + '.log')}")
+
+    @staticmethod
+    def _wait_sockets(node: str, run: Path, daemons: list[str], timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if all((run / f"{d}.vty").exists() for d in daemons):
+                return
+            time.sleep(0.02)
+        raise LabError(f"{node}: FRR daemons {daemons} did not open their vty sockets in {timeout:.0f} s")
+
+    def _raise_neighbour_limits(self, links: int) -> None:
+        need = 4 * links  # both ends, IPv4 + IPv6 (global and link-local) entries, rounded up
+        assert self._state is not None
+        for key in GC_THRESH:
+            current = int(_read_sysctl(key))
+            level = int(key[-1])
+            wanted = need * 2 ** (level - 1)  # 1x / 2x / 4x, as lab.md measured safe
+            if current < wanted:
+                self._state["sysctl_restore"][key] = str(current)
+                self._save()
+                _write_sysctl(key, str(wanted))
+
+    # --- use ----------------------------------------------------------------------------------
+    def exec(self, node: str, argv: Sequence[str], timeout: float = 30.0) -> ExecResult:
+        state = self.state()
+        pids = state["pids"].get(node)
+        if pids and Path(f"/proc/{pids['zebra']}").exists():
+            return _run(self._enter(pids["zebra"], argv), timeout=timeout)
+        if self.namespace(node) not in state["namespaces"]:
+            raise LabError(f"lab {self.lab!r} has no node {node!r}")
+        return _run(["ip", "netns", "exec", self.namespace(node), *argv], timeout=timeout)
+
+    def node_flavour(self, node: str) -> str:
+        return "frr" if node in self.state()["pids"] else "host"
+
+    def daemon_pids(self) -> dict[str, dict[str, int]]:
+        return {node: dict(p) for node, p in self.state()["pids"].items()}
+
+    # --- destroy ------------------------------------------------------------------------------
+    def destroy(self) -> DestroyReport:
+        report = DestroyReport(lab=self.lab)
+        state = self.state() if self._state is None and self.exists() else self._state
+        if state is None:
+            raise LabError(f"no lab named {self.lab!r} (no {self.state_path})")
+        present = existing_namespaces()
+        ours = [ns for ns in state["namespaces"] if ns in present]
+        victims: set[int] = set()
+        for ns in ours:
+            listed = _run(["ip", "netns", "pids", ns])
+            victims |= {int(p) for p in listed.stdout.split()}
+        for pids in state["pids"].values():
+            victims |= {pid for pid in pids.values() if _is_frr_process(pid)}
+        for pid in victims:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
+        alive = set(victims)
+        while alive and time.monotonic() < deadline:
+            alive = {pid for pid in alive if Path(f"/proc/{pid}").exists() and not _zombie(pid)}
+            time.sleep(0.05)
+        for pid in alive:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        report.processes, report.killed = sorted(victims), sorted(alive)
+        if ours:
+            _run(["ip", "-force", "-batch", "-"], "".join(f"netns del {ns}\n" for ns in ours))
+        report.namespaces = ours
+        self._restore_sysctls(state)
+        if self.dir.exists():
+            shutil.rmtree(self.dir, ignore_errors=True)
+            report.removed_dir = str(self.dir)
+        self._state = None
+        return report
+
+    def _restore_sysctls(self, state: dict[str, Any]) -> None:
+        others = [p for p in lab_root().glob(f"*/{STATE_FILE}") if p.parent != self.dir]
+        if others:  # another lab may still need the raised limits; it restores them when it goes
+            for path in others:
+                with contextlib.suppress(OSError, json.JSONDecodeError):
+                    other = json.loads(path.read_text())
+                    for key, value in state.get("sysctl_restore", {}).items():
+                        other["sysctl_restore"].setdefault(key, value)
+                    path.write_text(json.dumps(other, indent=1))
+            return
+        for key, value in state.get("sysctl_restore", {}).items():
+            with contextlib.suppress(OSError):
+                _write_sysctl(key, value)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
+    except OSError:
+        return False
+
+
+def list_labs() -> list[dict[str, Any]]:
+    labs = []
+    for path in sorted(lab_root().glob(f"*/{STATE_FILE}")):
+        with contextlib.suppress(OSError, json.JSONDecodeError):
+            state = json.loads(path.read_text())
+            plan = state.get("plan", {})
+            labs.append({"lab": state.get("lab"), "backend": state.get("backend"), "status": state.get("status"),
+                         "fabric": plan.get("fabric"), "slice": plan.get("slice"),
+                         "nodes": len(plan.get("nodes", {})), "created": state.get("created")})
+    return labs
+
+
+register_backend(NetnsBackend.kind, NetnsBackend)
