@@ -182,9 +182,9 @@ def build_plan(lab: str, ctx: DesignContext, request: SliceRequest, facts: Mappi
 
     # One host per rack (its first NIC) stands in for the GPUs: it exercises the VLAN member path.
     first_nic: dict[str, HostNic] = {}
-    for nic in topo.host_nics:
-        if nic.rtsw in inside and nic.rtsw not in first_nic:
-            first_nic[nic.rtsw] = nic
+    for host_nic in topo.host_nics:
+        if host_nic.rtsw in inside and host_nic.rtsw not in first_nic:
+            first_nic[host_nic.rtsw] = host_nic
     for device in devices:
         f = facts[device.name]
         nic = first_nic.get(device.name)
