@@ -84,6 +84,10 @@ class LabBackend(Protocol):
     kind: ClassVar[str]
     lab: str
 
+    def exists(self) -> bool:
+        """Whether a lab of this name is up (or half built) on this backend."""
+        ...
+
     def build(self, plan: LabPlan, progress: StageHook | None = None) -> BuildReport: ...
 
     def exec(self, node: str, argv: Sequence[str], timeout: float = 30.0) -> ExecResult:

@@ -339,6 +339,19 @@ class NetnsBackend:
     def daemon_pids(self) -> dict[str, dict[str, int]]:
         return {node: dict(p) for node, p in self.state()["pids"].items()}
 
+    def memory(self) -> dict[str, int]:
+        """Proportional set size (bytes) of each router's FRR daemons, from smaps_rollup."""
+        sizes: dict[str, int] = {}
+        for node, pids in self.state()["pids"].items():
+            total = 0
+            for pid in pids.values():
+                with contextlib.suppress(OSError, ValueError):
+                    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                        if line.startswith("Pss:"):
+                            total += int(line.split()[1]) * 1024
+            sizes[node] = total
+        return sizes
+
     # --- destroy ------------------------------------------------------------------------------
     def destroy(self) -> DestroyReport:
         report = DestroyReport(lab=self.lab)

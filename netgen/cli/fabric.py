@@ -1,123 +1,39 @@
-"""The `netgen` command line.
-
-Exit codes (stable, for scripts):
-  0  success (warnings allowed)
-  1  design errors: the fabric loads but must not be rendered
-  2  usage or input errors: bad arguments, unreadable or invalid fabric/catalog files
-  3  internal error: a netgen bug (run with --debug for the traceback and report it)
-"""
+"""Fabric commands: validate, show, render, headroom, schema."""
 
 from __future__ import annotations
 
-import contextlib
-import difflib
 import json
 import sys
-import traceback
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
-from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from netgen import __version__
-from netgen.checks import DesignContext, Finding, Severity, run_checks
+from netgen.checks import DesignContext
 from netgen.checks.summary import summarize
-from netgen.intent import LoadedFabric, NetgenInputError, load_fabric
+from netgen.cli.common import (
+    EXIT_DESIGN,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    cli,
+    counts,
+    emit_json,
+    err,
+    fabric_argument,
+    input_failure,
+    json_option,
+    load,
+    out,
+    print_findings,
+    progress,
+    require_devices,
+)
+from netgen.intent import NetgenInputError
 from netgen.intent.schema import catalog_schema, fabric_schema
 from netgen.platforms.base import RenderError
 from netgen.platforms.render import OutputDirError, render_fabric
-from netgen.topology import expand
-
-EXIT_OK, EXIT_DESIGN, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
-
-# No highlighting and no :emoji: codes: user text is printed as given (and markup-escaped).
-out = Console(highlight=False, soft_wrap=True, emoji=False)
-err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _emit_json(payload: dict[str, Any]) -> None:
-    click.echo(json.dumps(payload, indent=2, sort_keys=False))
-
-
-def _input_failure(exc: NetgenInputError, as_json: bool) -> int:
-    if as_json:
-        _emit_json({"ok": False, "exit_code": EXIT_INPUT, "input_errors": [p.as_dict() for p in exc.problems]})
-    else:
-        for problem in exc.problems:
-            err.print(f"[bold red]error[/]: {escape(problem.render())}")
-        err.print(f"[red]{len(exc.problems)} input error(s); nothing was checked[/]")
-    return EXIT_INPUT
-
-
-def _load(path: str) -> tuple[LoadedFabric, DesignContext, list[Finding]]:
-    spinner = err.status("expanding fabric and running design checks", spinner="dots") if err.is_terminal else None
-    if spinner:
-        spinner.start()
-    try:
-        loaded = load_fabric(path)
-        topology = expand(loaded.fabric, loaded.catalog)
-        ctx = DesignContext(loaded.fabric, loaded.catalog, topology)
-        findings = run_checks(ctx)
-    finally:
-        if spinner:
-            spinner.stop()
-    return loaded, ctx, findings
-
-
-def _print_findings(findings: list[Finding]) -> None:
-    # One finding per line (plus its fix): readable at any width and easy to grep in CI logs.
-    for f in findings:
-        style = "bold red" if f.severity is Severity.ERROR else "bold yellow"
-        out.print(f"[{style}]{f.severity.value}[/] {f.code} {escape(f.subject)}: {escape(f.message)}")
-        out.print(f"    fix: {escape(f.fix)}")
-
-
-def _counts(findings: list[Finding]) -> tuple[int, int]:
-    errors = sum(1 for f in findings if f.severity is Severity.ERROR)
-    return errors, len(findings) - errors
-
-
-class NetgenGroup(click.Group):
-    """Turns every failure into an exit code and a one-line message; tracebacks only with --debug."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
-            raise
-        except KeyboardInterrupt:
-            err.print("[red]interrupted[/]")
-            sys.exit(130)
-        except Exception as exc:  # a bug: say so plainly, keep the traceback behind --debug
-            if ctx.obj and ctx.obj.get("debug"):
-                traceback.print_exc()
-            err.print(f"[bold red]internal error[/]: {escape(type(exc).__name__)}: {escape(str(exc))}")
-            err.print("this is a netgen bug; run with --debug for the traceback and report it")
-            sys.exit(EXIT_INTERNAL)
-
-
-@click.group(cls=NetgenGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="netgen")
-@click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
-@click.pass_context
-def cli(ctx: click.Context, debug: bool) -> None:
-    """Generate, check and roll out configs for RoCE AI-training backend fabrics.
-
-    Exit codes: 0 ok, 1 design errors, 2 usage or input errors, 3 internal error.
-    """
-    ctx.ensure_object(dict)
-    ctx.obj["debug"] = debug
-
-
-fabric_argument = click.argument("fabric", type=click.Path(dir_okay=True, file_okay=True, path_type=str))
-json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON on stdout.")
 
 
 @cli.command()
@@ -126,13 +42,13 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Machine-read
 def validate(fabric: str, as_json: bool) -> None:
     """Load FABRIC (a fabric.yaml or its directory), expand it and run every design check."""
     try:
-        loaded, _, findings = _load(fabric)
+        loaded, _, findings = load(fabric)
     except NetgenInputError as exc:
-        sys.exit(_input_failure(exc, as_json))
-    errors, warnings = _counts(findings)
+        sys.exit(input_failure(exc, as_json))
+    errors, warnings = counts(findings)
     code = EXIT_DESIGN if errors else EXIT_OK
     if as_json:
-        _emit_json({
+        emit_json({
             "ok": not errors,
             "exit_code": code,
             "fabric": loaded.fabric.name,
@@ -142,7 +58,7 @@ def validate(fabric: str, as_json: bool) -> None:
             "findings": [f.as_dict() for f in findings],
         })
     else:
-        _print_findings(findings)
+        print_findings(findings)
         verdict = "[bold red]FAIL[/]" if errors else "[bold green]OK[/]"
         out.print(f"{verdict} {escape(loaded.fabric.name)}: {errors} error(s), {warnings} warning(s)")
     sys.exit(code)
@@ -154,19 +70,19 @@ def validate(fabric: str, as_json: bool) -> None:
 def show(fabric: str, as_json: bool) -> None:
     """Summarise FABRIC: devices per tier, links, GPUs, oversubscription, buffer budget, pools."""
     try:
-        _, ctx, findings = _load(fabric)
+        _, ctx, findings = load(fabric)
     except NetgenInputError as exc:
-        sys.exit(_input_failure(exc, as_json))
+        sys.exit(input_failure(exc, as_json))
     summary = summarize(ctx)
-    errors, warnings = _counts(findings)
+    errors, warnings = counts(findings)
     code = EXIT_DESIGN if errors else EXIT_OK
     if as_json:
         summary.update({"exit_code": code, "errors": errors, "warnings": warnings,
                         "findings": [f.as_dict() for f in findings]})
-        _emit_json(summary)
+        emit_json(summary)
         sys.exit(code)
     _print_summary(summary)
-    _print_findings(findings)
+    print_findings(findings)
     out.print(f"{errors} design error(s), {warnings} warning(s)")
     sys.exit(code)
 
@@ -229,29 +145,29 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
     if output is None and not check:
         raise click.UsageError("give an output directory with -o DIR, or --check to only render and check")
     try:
-        _, ctx, findings = _load(fabric)
+        _, ctx, findings = load(fabric)
     except NetgenInputError as exc:
-        sys.exit(_input_failure(exc, as_json))
-    errors, warnings = _counts(findings)
+        sys.exit(input_failure(exc, as_json))
+    errors, warnings = counts(findings)
     if errors:
         if as_json:
-            _emit_json({"ok": False, "exit_code": EXIT_DESIGN, "errors": errors, "warnings": warnings,
+            emit_json({"ok": False, "exit_code": EXIT_DESIGN, "errors": errors, "warnings": warnings,
                         "findings": [f.as_dict() for f in findings], "written": False})
         else:
-            _print_findings(findings)
+            print_findings(findings)
             err.print(f"[bold red]not rendered[/]: {errors} design error(s); nothing was written")
         sys.exit(EXIT_DESIGN)
-    _require_devices(ctx, devices)
+    require_devices(ctx, devices)
     selected = list(devices) or list(ctx.topology.devices)
     try:
-        with _progress(len(selected), "rendering") as advance:
+        with progress(len(selected), "rendering") as advance:
             result = render_fabric(ctx, None if check else output, list(devices) or None,
                                    progress=lambda _device: advance())
     except OutputDirError as exc:
         raise click.UsageError(str(exc)) from None
     except RenderError as exc:
         if as_json:
-            _emit_json({"ok": False, "exit_code": EXIT_INTERNAL, "render_error": str(exc), "written": False})
+            emit_json({"ok": False, "exit_code": EXIT_INTERNAL, "render_error": str(exc), "written": False})
         else:
             err.print(f"[bold red]render error[/] (a netgen bug; nothing was written): {escape(str(exc))}")
         sys.exit(EXIT_INTERNAL)
@@ -260,7 +176,7 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
                "files": result.files, "bytes": result.bytes, "warnings": warnings,
                "skipped": {nos: len(names) for nos, names in result.skipped.items()}}
     if as_json:
-        _emit_json(payload)
+        emit_json(payload)
     else:
         where = "checked, nothing written" if check else f"into {escape(str(result.output))}"
         out.print(f"[bold green]rendered[/] {len(result.devices)} device(s), {result.files} files,"
@@ -278,16 +194,16 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
 def headroom(fabric: str, devices: tuple[str, ...], as_json: bool) -> None:
     """PFC headroom per port (xon, xoff, size) and each ASIC's buffer budget."""
     try:
-        _, ctx, findings = _load(fabric)
+        _, ctx, findings = load(fabric)
     except NetgenInputError as exc:
-        sys.exit(_input_failure(exc, as_json))
-    _require_devices(ctx, devices)
+        sys.exit(input_failure(exc, as_json))
+    require_devices(ctx, devices)
     names = list(devices) or _one_per_model(ctx)
     report = [_headroom_report(ctx, name) for name in names]
-    errors, _ = _counts(findings)
+    errors, _ = counts(findings)
     code = EXIT_DESIGN if errors else EXIT_OK
     if as_json:
-        _emit_json({"exit_code": code, "devices": report})
+        emit_json({"exit_code": code, "devices": report})
         sys.exit(code)
     for entry in report:
         table = Table(title=f"{entry['device']} ({entry['model']}, {entry['mode']} buffers)")
@@ -306,14 +222,6 @@ def headroom(fabric: str, devices: tuple[str, ...], as_json: bool) -> None:
         err.print(f"[red]{errors} design error(s): run `netgen validate` for details[/]")
     sys.exit(code)
 
-
-def _require_devices(ctx: DesignContext, devices: tuple[str, ...]) -> None:
-    """Usage error (exit 2) for a --device that is not in the fabric, with a close match."""
-    unknown = [name for name in devices if name not in ctx.topology.devices]
-    if unknown:
-        close = difflib.get_close_matches(unknown[0], list(ctx.topology.devices), n=3)
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        raise click.BadParameter(f"unknown device {unknown[0]!r}{hint}", param_hint="--device")
 
 
 def _one_per_model(ctx: DesignContext) -> list[str]:
@@ -340,17 +248,6 @@ def _headroom_report(ctx: DesignContext, name: str) -> dict[str, Any]:
     return {"device": name, "model": device.model, "mode": plan.mode, "ports": ports, "asics": asics}
 
 
-@contextlib.contextmanager
-def _progress(total: int, label: str) -> Iterator[Callable[[], None]]:
-    """A progress bar on stderr for interactive use; silent when stderr is not a terminal."""
-    if not err.is_terminal:
-        yield lambda: None
-        return
-    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, transient=True) as progress:
-        task = progress.add_task(label, total=total)
-        yield lambda: progress.advance(task)
-
 
 @cli.command()
 @click.option("--kind", type=click.Choice(["fabric", "catalog"]), default="fabric", show_default=True,
@@ -369,10 +266,3 @@ def schema(kind: str, output: Path | None) -> None:
         except OSError as exc:
             raise click.UsageError(f"cannot write {output}: {exc.strerror}") from None
 
-
-def main() -> None:
-    cli(prog_name="netgen")
-
-
-if __name__ == "__main__":
-    main()

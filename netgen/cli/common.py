@@ -1,0 +1,134 @@
+"""Shared pieces of the `netgen` command line: the group, consoles, exit codes, loading and errors.
+
+The exit codes are documented in netgen/cli/__init__.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import json
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from netgen import __version__
+from netgen.checks import DesignContext, Finding, Severity, run_checks
+from netgen.intent import LoadedFabric, NetgenInputError, load_fabric
+from netgen.topology import expand
+
+EXIT_OK, EXIT_DESIGN, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+
+# No highlighting and no :emoji: codes: user text is printed as given (and markup-escaped).
+out = Console(highlight=False, soft_wrap=True, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def emit_json(payload: dict[str, Any]) -> None:
+    click.echo(json.dumps(payload, indent=2, sort_keys=False))
+
+
+def input_failure(exc: NetgenInputError, as_json: bool) -> int:
+    if as_json:
+        emit_json({"ok": False, "exit_code": EXIT_INPUT, "input_errors": [p.as_dict() for p in exc.problems]})
+    else:
+        for problem in exc.problems:
+            err.print(f"[bold red]error[/]: {escape(problem.render())}")
+        err.print(f"[red]{len(exc.problems)} input error(s); nothing was checked[/]")
+    return EXIT_INPUT
+
+
+def load(path: str) -> tuple[LoadedFabric, DesignContext, list[Finding]]:
+    spinner = err.status("expanding fabric and running design checks", spinner="dots") if err.is_terminal else None
+    if spinner:
+        spinner.start()
+    try:
+        loaded = load_fabric(path)
+        topology = expand(loaded.fabric, loaded.catalog)
+        ctx = DesignContext(loaded.fabric, loaded.catalog, topology)
+        findings = run_checks(ctx)
+    finally:
+        if spinner:
+            spinner.stop()
+    return loaded, ctx, findings
+
+
+def print_findings(findings: list[Finding]) -> None:
+    # One finding per line (plus its fix): readable at any width and easy to grep in CI logs.
+    for f in findings:
+        style = "bold red" if f.severity is Severity.ERROR else "bold yellow"
+        out.print(f"[{style}]{f.severity.value}[/] {f.code} {escape(f.subject)}: {escape(f.message)}")
+        out.print(f"    fix: {escape(f.fix)}")
+
+
+def counts(findings: list[Finding]) -> tuple[int, int]:
+    errors = sum(1 for f in findings if f.severity is Severity.ERROR)
+    return errors, len(findings) - errors
+
+
+class NetgenGroup(click.Group):
+    """Turns every failure into an exit code and a one-line message; tracebacks only with --debug."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+            raise
+        except KeyboardInterrupt:
+            err.print("[red]interrupted[/]")
+            sys.exit(130)
+        except Exception as exc:  # a bug: say so plainly, keep the traceback behind --debug
+            if ctx.obj and ctx.obj.get("debug"):
+                traceback.print_exc()
+            err.print(f"[bold red]internal error[/]: {escape(type(exc).__name__)}: {escape(str(exc))}")
+            err.print("this is a netgen bug; run with --debug for the traceback and report it")
+            sys.exit(EXIT_INTERNAL)
+
+
+@click.group(cls=NetgenGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="netgen")
+@click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Generate, check and roll out configs for RoCE AI-training backend fabrics.
+
+    Exit codes: 0 ok, 1 design errors or failed lab verification, 2 usage or input errors, 3 internal error.
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+fabric_argument = click.argument("fabric", type=click.Path(dir_okay=True, file_okay=True, path_type=str))
+json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON on stdout.")
+
+
+def require_devices(ctx: DesignContext, devices: tuple[str, ...]) -> None:
+    """Usage error (exit 2) for a --device that is not in the fabric, with a close match."""
+    unknown = [name for name in devices if name not in ctx.topology.devices]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], list(ctx.topology.devices), n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise click.BadParameter(f"unknown device {unknown[0]!r}{hint}", param_hint="--device")
+
+
+
+
+@contextlib.contextmanager
+def progress(total: int, label: str) -> Iterator[Callable[[], None]]:
+    """A progress bar on stderr for interactive use; silent when stderr is not a terminal."""
+    if not err.is_terminal:
+        yield lambda: None
+        return
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=True) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda: bar.advance(task)
+

@@ -1,0 +1,255 @@
+"""`netgen lab`: run a slice of the fabric in real FRR routers, verify it, drill it, tear it down."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from netgen.cli.common import (
+    EXIT_DESIGN,
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    cli,
+    counts,
+    emit_json,
+    err,
+    fabric_argument,
+    input_failure,
+    json_option,
+    load,
+    out,
+    print_findings,
+)
+from netgen.intent import NetgenInputError
+from netgen.lab import netns
+from netgen.lab.adapters import plan_lab
+from netgen.lab.backend import BACKENDS, LabBackend, LabError, check_lab_name
+from netgen.lab.plan import LabPlan, LabSliceError, SliceRequest
+from netgen.lab.verify import DRILL_MODES, NOT_EXERCISED, LabResult, routing_state, verify, wait_for
+from netgen.platforms.base import RenderError
+
+DEFAULT_LAB = "ng"
+name_option = click.option("--name", default=DEFAULT_LAB, show_default=True,
+                           help="Lab name (1-12 lowercase letters/digits); namespaces are <name>-<device>.")
+
+
+@cli.group()
+def lab() -> None:
+    """Run a slice of the fabric in real FRR routers in network namespaces (no images needed).
+
+    Each switch is a namespace running FRR with its rendered frr.conf (SONiC) or an FRR stand-in
+    from its BGP plan (EOS: its EOS CLI is not what runs). PFC, ECN, buffers and QP hashing are
+    ASIC features the lab cannot exercise.
+    """
+
+
+def _fail(message: str, as_json: bool, code: int = EXIT_INPUT, **extra: Any) -> NoReturn:
+    if as_json:
+        emit_json({"ok": False, "exit_code": code, "error": message, **extra})
+    else:
+        err.print(f"[bold red]error[/]: {escape(message)}")
+    sys.exit(code)
+
+
+def _attach(name: str) -> LabBackend:
+    check_lab_name(name)
+    for factory in BACKENDS.values():
+        backend = factory(name)
+        if backend.exists():
+            return backend
+    raise LabError(f"no lab named {name!r}; `netgen lab list` shows the labs, `netgen lab up` builds one")
+
+
+@contextlib.contextmanager
+def _stages(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
+    """One progress bar per build stage on stderr (interactive only)."""
+    if not enabled or not err.is_terminal:
+        yield lambda _stage, _done, _total: None
+        return
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        yield update
+
+
+def _session_tick(update: Callable[[str, int, int], None], plan: LabPlan) -> Callable[[list[LabResult]], None]:
+    def tick(results: list[LabResult]) -> None:
+        sessions = [r for r in results if r.check == "bgp-session"]
+        ecmp = [r for r in results if r.check == "ecmp"]
+        update("BGP sessions Established", sum(r.ok for r in sessions), len(plan.sessions))
+        update("RTSWs with full ECMP", sum(r.ok for r in ecmp), len(ecmp))
+    return tick
+
+
+@lab.command()
+@fabric_argument
+@name_option
+@click.option("--zone", type=int, help="Build one zone (its CTSWs and RTSWs, no ATSW layer). Default: every zone.")
+@click.option("--racks", type=int, help="Only the first N racks (RTSWs) of each zone.")
+@click.option("--ctsw", type=int, help="Only the first N CTSWs of each zone.")
+@click.option("--configs", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="Run the files of this `netgen render` output directory instead of rendering now.")
+@click.option("--backend", "backend_kind", type=click.Choice(["netns", "containerlab"]), default="netns",
+              show_default=True, help="Where the nodes run.")
+@click.option("--timeout", type=float, default=180.0, show_default=True,
+              help="Seconds to wait for every session and every RTSW's full ECMP.")
+@json_option
+def up(fabric: str, name: str, zone: int | None, racks: int | None, ctsw: int | None, configs: Path | None,
+       backend_kind: str, timeout: float, as_json: bool) -> None:
+    """Build a lab from FABRIC (or a slice of it) and wait until it converges."""
+    try:
+        check_lab_name(name)
+        _, ctx, findings = load(fabric)
+    except NetgenInputError as exc:
+        sys.exit(input_failure(exc, as_json))
+    except LabError as exc:
+        _fail(str(exc), as_json)
+    errors, _ = counts(findings)
+    if errors:
+        if not as_json:
+            print_findings(findings)
+        _fail(f"{errors} design error(s): the fabric must not be rendered, so no lab was built", as_json, EXIT_DESIGN)
+    try:
+        plan = plan_lab(name, ctx, SliceRequest(zone, racks, ctsw), configs)
+    except LabSliceError as exc:
+        _fail(str(exc), as_json)
+    except RenderError as exc:
+        _fail(f"render error (a netgen bug): {exc}", as_json, EXIT_INTERNAL)
+    backend = BACKENDS[backend_kind](name)
+    with _stages(not as_json) as update:
+        try:
+            report = backend.build(plan, update)
+        except LabError as exc:
+            _fail(f"{exc} (nothing of lab {name!r} was left behind)", as_json)
+        results, seconds = wait_for(lambda: routing_state(backend, plan), timeout, _session_tick(update, plan))
+    failed = [r for r in results if not r.ok]
+    memory = backend.memory() if isinstance(backend, netns.NetnsBackend) else {}
+    per_router = sorted(memory.values())
+    payload: dict[str, Any] = {
+        "ok": not failed, "exit_code": EXIT_DESIGN if failed else EXIT_OK, "lab": name, "fabric": plan.fabric,
+        "slice": plan.slice, "build": report.as_dict(), "converged": not failed,
+        "converge_seconds": round(seconds, 2), "total_seconds": round(report.seconds + seconds, 2),
+        "sessions_expected": len(plan.sessions),
+        "sessions_established": sum(1 for r in results if r.check == "bgp-session" and r.ok),
+        "sessions_outside_slice": plan.sessions_outside,
+        "memory_pss_mb_per_router": ({"mean": round(sum(per_router) / len(per_router) / 2**20, 1),
+                                      "max": round(per_router[-1] / 2**20, 1)} if per_router else None),
+        "failures": [r.as_dict() for r in failed[:50]],
+        "frr_sources": sorted({f"{n.nos}: {n.frr_source}" for n in plan.routers()}),
+        "not_exercised": NOT_EXERCISED,
+    }
+    if as_json:
+        emit_json(payload)
+    else:
+        verdict = "[bold green]converged[/]" if not failed else "[bold red]NOT converged[/]"
+        out.print(f"lab {escape(name)} ({escape(plan.slice)}): {report.routers} routers, {len(plan.hosts())} hosts,"
+                  f" {report.links} links built in {report.seconds:.1f} s; {verdict} after {seconds:.1f} s:"
+                  f" {payload['sessions_established']}/{len(plan.sessions)} sessions Established")
+        if per_router:
+            out.print(f"memory (PSS of FRR daemons) per router: mean {payload['memory_pss_mb_per_router']['mean']} MB,"
+                      f" max {payload['memory_pss_mb_per_router']['max']} MB")
+        for source in payload["frr_sources"]:
+            out.print(f"  FRR config of {escape(source)}")
+        _print_failures(failed)
+        out.print(f"next: `netgen lab verify --name {name}` (add --drill), then `netgen lab down --name {name}`")
+    sys.exit(payload["exit_code"])
+
+
+def _print_failures(failed: list[LabResult], limit: int = 20) -> None:
+    for r in failed[:limit]:
+        out.print(f"[bold red]FAIL[/] {r.check} {escape(r.node)}: {escape(r.subject)}: {escape(r.detail)}")
+    if len(failed) > limit:
+        out.print(f"... and {len(failed) - limit} more (use --json for all)")
+
+
+@lab.command(name="verify")
+@name_option
+@click.option("--drill", is_flag=True, help="Also take one CTSW out, check ECMP shrinks and traffic flows, restore.")
+@click.option("--drill-device", metavar="CTSW", help="The CTSW to take out (default: the first of the lab).")
+@click.option("--drill-mode", type=click.Choice(DRILL_MODES), default="drain", show_default=True,
+              help="drain: shut its BGP sessions; cut: take all its links down.")
+@click.option("--wait", type=float, default=0.0, show_default=True,
+              help="Seconds to wait for convergence before judging (0: judge now).")
+@json_option
+def verify_command(name: str, drill: bool, drill_device: str | None, drill_mode: str, wait: float,
+                   as_json: bool) -> None:
+    """Check a running lab: sessions, ECMP width per RTSW, loopback and host pings; optional drill."""
+    try:
+        backend = _attach(name)
+        report = verify(backend, drill=drill, drill_device=drill_device, drill_mode=drill_mode, wait=wait)
+    except LabError as exc:
+        _fail(str(exc), as_json)
+    report["exit_code"] = EXIT_OK if report["ok"] else EXIT_DESIGN
+    if as_json:
+        emit_json(report)
+        sys.exit(report["exit_code"])
+    table = Table(title=f"lab {name}: {report['slice']}")
+    for column in ("check", "passed", "failed"):
+        table.add_column(column)
+    kinds: dict[str, list[int]] = {}
+    for r in report["results"]:
+        kinds.setdefault(r["check"], [0, 0])[0 if r["ok"] else 1] += 1
+    for kind, (passed, failed) in kinds.items():
+        table.add_row(kind, str(passed), str(failed))
+    out.print(table)
+    failures = [LabResult(**r) for r in report["results"] if not r["ok"]]
+    _print_failures(failures)
+    for r in report["results"]:
+        if r["check"] == "drill" and r["ok"]:
+            out.print(f"[green]ok[/] {escape(r['subject'])}: {escape(r['detail'])}")
+    out.print(f"not exercised: {escape(NOT_EXERCISED)}")
+    verdict = "[bold green]OK[/]" if report["ok"] else "[bold red]FAIL[/]"
+    out.print(f"{verdict} {report['sessions_established']}/{report['sessions_expected']} sessions Established,"
+              f" {report['failed']} of {report['checks']} checks failed")
+    sys.exit(report["exit_code"])
+
+
+@lab.command()
+@name_option
+@json_option
+def down(name: str, as_json: bool) -> None:
+    """Remove everything `lab up` created: processes, namespaces (and their links), files."""
+    started = time.monotonic()
+    try:
+        report = _attach(name).destroy()
+    except LabError as exc:
+        _fail(str(exc), as_json)
+    payload = {"ok": True, "exit_code": EXIT_OK, **report.as_dict(), "seconds": round(time.monotonic() - started, 2)}
+    if as_json:
+        emit_json(payload)
+    else:
+        out.print(f"lab {escape(name)} removed: {len(report.namespaces)} namespaces, {len(report.processes)}"
+                  f" processes ({len(report.killed)} needed SIGKILL) in {payload['seconds']} s")
+    sys.exit(EXIT_OK)
+
+
+@lab.command(name="list")
+@json_option
+def list_command(as_json: bool) -> None:
+    """The labs that are up (from their state files)."""
+    labs = netns.list_labs()
+    if as_json:
+        emit_json({"ok": True, "exit_code": EXIT_OK, "labs": labs})
+        sys.exit(EXIT_OK)
+    if not labs:
+        out.print("no labs")
+    for entry in labs:
+        out.print(f"{escape(str(entry['lab']))}: {entry['status']}, {escape(str(entry['fabric']))}"
+                  f" ({escape(str(entry['slice']))}), {entry['nodes']} nodes, backend {entry['backend']}")
+    sys.exit(EXIT_OK)
