@@ -1,0 +1,5 @@
+"""`python -m netgen.cli`."""
+
+from netgen.cli import main
+
+main()
