@@ -360,24 +360,18 @@ class NetnsBackend:
             raise LabError(f"no lab named {self.lab!r} (no {self.state_path})")
         present = existing_namespaces()
         ours = [ns for ns in state["namespaces"] if ns in present]
-        victims: set[int] = set()
-        for ns in ours:
-            listed = _run(["ip", "netns", "pids", ns])
-            victims |= {int(p) for p in listed.stdout.split()}
-        for pids in state["pids"].values():
-            victims |= {pid for pid in pids.values() if _is_frr_process(pid)}
-        for pid in victims:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_GRACE_S
-        alive = set(victims)
-        while alive and time.monotonic() < deadline:
-            alive = {pid for pid in alive if Path(f"/proc/{pid}").exists() and not _zombie(pid)}
-            time.sleep(0.05)
-        for pid in alive:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        report.processes, report.killed = sorted(victims), sorted(alive)
+        stopped: set[int] = set()
+        killed: set[int] = set()
+        # Rescan until a pass finds nothing: a `lab up` killed mid-start can leave a daemon start in
+        # flight that only appears after the first pass (it carries the lab directory in its argv).
+        for _ in range(5):
+            victims = self._lab_processes(ours, state) - stopped
+            if not victims:
+                break
+            killed |= _stop(victims)
+            stopped |= victims
+            time.sleep(0.2)
+        report.processes, report.killed = sorted(stopped), sorted(killed)
         if ours:
             _run(["ip", "-force", "-batch", "-"], "".join(f"netns del {ns}\n" for ns in ours))
         report.namespaces = ours
@@ -387,6 +381,20 @@ class NetnsBackend:
             report.removed_dir = str(self.dir)
         self._state = None
         return report
+
+    def _lab_processes(self, namespaces: list[str], state: dict[str, Any]) -> set[int]:
+        found: set[int] = set()
+        for ns in namespaces:
+            found |= {int(p) for p in _run(["ip", "netns", "pids", ns]).stdout.split()}
+        for pids in state["pids"].values():
+            found |= {pid for pid in pids.values() if _is_frr_process(pid)}
+        marker = f"{self.dir}/".encode()
+        for proc in Path("/proc").iterdir():
+            if proc.name.isdigit() and int(proc.name) != os.getpid():
+                with contextlib.suppress(OSError):
+                    if marker in (proc / "cmdline").read_bytes():
+                        found.add(int(proc.name))
+        return {pid for pid in found if not _zombie(pid)}
 
     def _restore_sysctls(self, state: dict[str, Any]) -> None:
         others = [p for p in lab_root().glob(f"*/{STATE_FILE}") if p.parent != self.dir]
@@ -401,6 +409,23 @@ class NetnsBackend:
         for key, value in state.get("sysctl_restore", {}).items():
             with contextlib.suppress(OSError):
                 _write_sysctl(key, value)
+
+
+def _stop(pids: set[int]) -> set[int]:
+    """SIGTERM, wait up to STOP_GRACE_S, then SIGKILL; returns the PIDs that needed SIGKILL."""
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_GRACE_S
+    alive = set(pids)
+    while alive and time.monotonic() < deadline:
+        alive = {pid for pid in alive if Path(f"/proc/{pid}").exists() and not _zombie(pid)}
+        if alive:
+            time.sleep(0.05)
+    for pid in alive:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return alive
 
 
 def _zombie(pid: int) -> bool:

@@ -1,0 +1,82 @@
+"""Lab-tier fixtures: a private lab root, unique lab names, and a leak detector that proves a lab
+left no namespace, interface, process or file behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from netgen.lab.netns import prerequisites
+from tests.conftest import run_cli
+
+MISSING = prerequisites()
+needs_lab = pytest.mark.skipif(bool(MISSING), reason="lab tier needs " + "; ".join(MISSING))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def lab_root() -> Iterator[Path]:
+    # Under /run, not pytest's tmp: FRR drops to user frr and must traverse to its log directory.
+    root = Path(f"/run/netgen/test-{os.getpid()}")
+    old = os.environ.get("NETGEN_LAB_ROOT")
+    os.environ["NETGEN_LAB_ROOT"] = str(root)
+    yield root
+    if old is None:
+        os.environ.pop("NETGEN_LAB_ROOT", None)
+    else:
+        os.environ["NETGEN_LAB_ROOT"] = old
+    shutil.rmtree(root, ignore_errors=True)
+
+
+_names = iter(range(1, 10_000))
+
+
+def lab_name(tag: str) -> str:
+    """Unique per test run, so a leftover from an aborted run never collides."""
+    return f"{tag}{os.getpid() % 100000}x{next(_names)}"[:12]
+
+
+@dataclass(frozen=True)
+class HostSnapshot:
+    namespaces: frozenset[str]
+    links: frozenset[str]
+    frr: frozenset[tuple[int, str]]  # FRR daemons: (pid, command line)
+
+    @classmethod
+    def take(cls) -> HostSnapshot:
+        ns = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True, check=True).stdout
+        links = subprocess.run(["ip", "-j", "link", "show"], capture_output=True, text=True, check=True).stdout
+        daemons = set()
+        for proc in Path("/proc").iterdir():
+            if proc.name.isdigit():
+                try:
+                    cmdline = (proc / "cmdline").read_bytes()
+                except OSError:
+                    continue
+                if cmdline.startswith(b"/usr/lib/frr/"):
+                    daemons.add((int(proc.name), cmdline.replace(b"\0", b" ").decode()))
+        return cls(frozenset(e["name"] for e in json.loads(ns or "[]")),
+                   frozenset(e["ifname"] for e in json.loads(links or "[]")), frozenset(daemons))
+
+
+def assert_nothing_left(before: HostSnapshot, lab: str) -> None:
+    after = HostSnapshot.take()
+    assert not {n for n in after.namespaces - before.namespaces if n.startswith(f"{lab}-")}, "namespaces left"
+    assert after.links <= before.links, f"host interfaces left: {sorted(after.links - before.links)}"
+    # Another lab may be up at the same time: a daemon is this lab's if its log is in the lab's directory.
+    leftover = [cmd for _, cmd in after.frr - before.frr if f"/{lab}/nodes/" in cmd]
+    assert not leftover, f"FRR processes left: {leftover[:3]}"
+    assert not (Path(os.environ["NETGEN_LAB_ROOT"]) / lab).exists(), "lab directory left"
+
+
+def cli_json(*args: str) -> tuple[int, dict[str, Any]]:
+    result = run_cli(*args, "--json")
+    assert "Traceback" not in result.output
+    return result.exit_code, json.loads(result.stdout)

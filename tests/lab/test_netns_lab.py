@@ -1,0 +1,283 @@
+"""The netns lab end to end: real FRR routers in namespaces, built from the small example's rendered
+files, verified, drilled and torn down with nothing left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from ipaddress import ip_interface
+from pathlib import Path
+
+import pytest
+
+from netgen.lab.netns import NetnsBackend
+from tests.conftest import META, SMALL, run_cli
+from tests.lab.conftest import HostSnapshot, assert_nothing_left, cli_json, lab_name, needs_lab
+
+pytestmark = [pytest.mark.lab, needs_lab]
+
+
+@pytest.fixture(scope="module")
+def small_lab():
+    """The whole small example: 18 routers (SONiC and EOS RTSWs, Jericho CTSWs, ATSWs), 8 hosts."""
+    before = HostSnapshot.take()
+    name = lab_name("s")
+    code, report = cli_json("lab", "up", str(SMALL), "--name", name)
+    assert code == 0, report
+    yield name, report
+    code, down = cli_json("lab", "down", "--name", name)
+    assert code == 0 and down["namespaces_removed"] == 26
+    assert_nothing_left(before, name)
+
+
+def test_up_converges_every_session(small_lab):
+    _, report = small_lab
+    assert report["converged"] is True
+    assert report["sessions_expected"] == report["sessions_established"] == 288
+    assert report["build"]["routers"] == 18 and report["build"]["nodes"] == 26
+    assert report["memory_pss_mb_per_router"]["mean"] > 5  # real daemons were measured
+    assert any("EOS CLI is not what runs" in s for s in report["frr_sources"])
+
+
+def test_verify_reports_sessions_ecmp_and_pings(small_lab):
+    name, _ = small_lab
+    code, report = cli_json("lab", "verify", "--name", name)
+    assert code == 0 and report["ok"] is True
+    kinds = {r["check"] for r in report["results"]}
+    assert kinds == {"bgp-session", "ecmp", "ping"}
+    ecmp = [r for r in report["results"] if r["check"] == "ecmp"]
+    assert len(ecmp) == 8
+    # 16 uplinks per RTSW (4 CTSWs x 4 links), towards its own zone and across the ATSW layer alike
+    assert all("ECMP width [16]" in r["detail"] for r in ecmp)
+    pings = {r["subject"]: r["detail"] for r in report["results"] if r["check"] == "ping"}
+    assert pings == {"loopback mesh": "56 pairs answered", "loopback-v6 mesh": "56 pairs answered",
+                     "host mesh": "56 pairs answered"}
+    assert "PFC" in report["not_exercised"]
+
+
+def test_kernel_fib_has_16_way_ecmp_to_a_remote_zone_host_subnet(small_lab):
+    name, _ = small_lab
+    backend = NetnsBackend(name)
+    # z02-rtsw004's host subnet, seen from z01-rtsw001: reached through all 16 uplinks and the ATSWs
+    target = str(backend.plan().nodes["z02-rtsw004"].announces[2])
+    out = backend.exec("z01-rtsw001", ["ip", "-j", "route", "show", target]).stdout
+    (route,) = json.loads(out)
+    devs = sorted(nh["dev"] for nh in route["nexthops"])
+    assert devs == sorted(f"Ethernet{448 + 4 * i}" for i in range(16))
+
+
+def test_sonic_node_runs_its_rendered_files_unchanged(small_lab, tmp_path):
+    name, _ = small_lab
+    out = tmp_path / "r"
+    assert run_cli("render", str(SMALL), "-o", str(out)).exit_code == 0
+    backend = NetnsBackend(name)
+    running = backend.exec("z01-rtsw001", ["cat", "/etc/frr/frr.conf"]).stdout
+    assert running == (out / "z01-rtsw001" / "frr.conf").read_text()
+    assert backend.exec("z01-rtsw001", ["hostname"]).stdout.strip() == "z01-rtsw001"
+    # Every address of INTERFACE / LOOPBACK_INTERFACE / VLAN_INTERFACE is on the kernel interface
+    # of the same name (cabled ports only: all 16 uplinks and the one host port are cabled here).
+    config_db = json.loads((out / "z01-rtsw001" / "config_db.json").read_text())
+    wanted = set()
+    for table in ("INTERFACE", "LOOPBACK_INTERFACE", "VLAN_INTERFACE"):
+        wanted |= {tuple(key.split("|")) for key in config_db[table] if "|" in key}
+    have = set()
+    for link in json.loads(backend.exec("z01-rtsw001", ["ip", "-j", "addr", "show"]).stdout):
+        for addr in link.get("addr_info", []):
+            if addr.get("scope") == "global":
+                have.add((link["ifname"], f"{addr['local']}/{addr['prefixlen']}"))
+    assert {(i, str(ip_interface(p))) for i, p in wanted} == {(i, str(ip_interface(p))) for i, p in have}
+    bridge = json.loads(backend.exec("z01-rtsw001", ["ip", "-j", "link", "show", "master", "Vlan1000"]).stdout)
+    assert [b["ifname"] for b in bridge] == ["Ethernet0"]  # the VLAN_MEMBER port of the rack's first host
+
+
+def test_eos_node_runs_an_frr_stand_in_with_linux_safe_port_names(small_lab):
+    name, _ = small_lab
+    backend = NetnsBackend(name)
+    conf = backend.exec("z01-ctsw01", ["cat", "/etc/frr/frr.conf"]).stdout
+    assert conf.startswith("! z01-ctsw01: FRR stand-in")
+    assert "router bgp 4200000001" in conf
+    links = {e["ifname"] for e in json.loads(backend.exec("z01-ctsw01", ["ip", "-j", "link"]).stdout)}
+    assert "Ethernet3_1_1" in links and not any("/" in n for n in links)
+
+
+def test_drain_drill_shrinks_ecmp_and_restores(small_lab):
+    name, _ = small_lab
+    code, report = cli_json("lab", "verify", "--name", name, "--drill", "--drill-device", "z01-ctsw02")
+    drill = [r for r in report["results"] if r["check"] == "drill"]
+    assert code == 0, [r for r in report["results"] if not r["ok"]]
+    assert [r["subject"] for r in drill] == [
+        "drain z01-ctsw02: ECMP shrinks", "drain z01-ctsw02: loopback mesh while out",
+        "drain z01-ctsw02: loopback-v6 mesh while out", "drain z01-ctsw02: host mesh while out",
+        "drain z01-ctsw02: other sessions stay up", "drain z01-ctsw02: restored"]
+    assert all(r["ok"] for r in drill)
+
+
+def test_cut_drill_width_during_the_cut(small_lab):
+    """Drive the drill's steps by hand to see the widths themselves: 16 -> 12 -> 16 in zone 1,
+    zone 2 unaffected."""
+    from netgen.lab.verify import _drill_commands, check_ecmp, routing_state, wait_for  # noqa: PLC0415
+
+    name, _ = small_lab
+    backend = NetnsBackend(name)
+    plan = backend.plan()
+    target = plan.nodes["z01-ctsw03"]
+
+    def width_to(source: str, target_rtsw: str) -> int:
+        prefix = plan.nodes[target_rtsw].announces[0]
+        out = backend.exec(source, ["ip", "-j", "route", "show", prefix]).stdout
+        routes = json.loads(out)
+        return len(routes[0].get("nexthops", [routes[0]])) if routes else 0
+
+    try:
+        for argv in _drill_commands(plan, target, "cut", restore=False):
+            assert backend.exec(target.name, argv).ok
+        results, _ = wait_for(lambda: check_ecmp(backend, plan, frozenset({target.name})), 30)
+        assert all(r.ok for r in results), results
+        assert width_to("z01-rtsw002", "z01-rtsw003") == 12
+        assert width_to("z02-rtsw001", "z01-rtsw003") == 16
+    finally:
+        for argv in _drill_commands(plan, target, "cut", restore=True):
+            backend.exec(target.name, argv)
+    results, _ = wait_for(lambda: routing_state(backend, plan), 60)
+    assert all(r.ok for r in results), [r for r in results if not r.ok][:3]
+    assert width_to("z01-rtsw002", "z01-rtsw003") == 16
+
+
+def test_wrong_asn_fails_verify_naming_the_session_and_device(tmp_path):
+    """A deliberately broken rendered file: z01-rtsw001 expects the wrong ASN on one uplink."""
+    before = HostSnapshot.take()
+    out = tmp_path / "r"
+    assert run_cli("render", str(SMALL), "-o", str(out)).exit_code == 0
+    frr = out / "z01-rtsw001" / "frr.conf"
+    text = frr.read_text()
+    good = " neighbor 10.1.16.0 remote-as 4200000001\n"
+    assert good in text
+    frr.write_text(text.replace(good, " neighbor 10.1.16.0 remote-as 4200000099\n"))
+    name = lab_name("neg")
+    try:
+        code, up = cli_json("lab", "up", str(SMALL), "--name", name, "--zone", "1", "--racks", "1", "--ctsw", "1",
+                            "--configs", str(out), "--timeout", "12")
+        assert code == 1 and up["converged"] is False
+        code, report = cli_json("lab", "verify", "--name", name)
+        assert code == 1 and report["ok"] is False
+        failed = [r for r in report["results"] if not r["ok"]]
+        sessions = [r for r in failed if r["check"] == "bgp-session"]
+        assert [r["subject"] for r in sessions] == ["z01-rtsw001 10.1.16.1 <-> z01-ctsw01 10.1.16.0 (ipv4)"]
+        assert sessions[0]["node"] == "z01-rtsw001"
+        assert ("z01-rtsw001 is configured with remote-as 4200000099 for z01-ctsw01 10.1.16.0, but z01-ctsw01's"
+                " ASN is 4200000001") in sessions[0]["detail"]
+        text = run_cli("lab", "verify", "--name", name).output
+        assert "FAIL bgp-session z01-rtsw001" in text
+    finally:
+        assert cli_json("lab", "down", "--name", name)[0] == 0
+    assert_nothing_left(before, name)
+
+
+def test_two_labs_coexist_and_go_down_independently():
+    before = HostSnapshot.take()
+    first, second = lab_name("a"), lab_name("b")
+    args = [str(SMALL), "--zone", "2", "--racks", "2", "--ctsw", "1"]
+    try:
+        assert cli_json("lab", "up", *args, "--name", first)[0] == 0
+        assert cli_json("lab", "up", *args, "--name", second)[0] == 0
+        listed = {entry["lab"] for entry in cli_json("lab", "list")[1]["labs"]}
+        assert {first, second} <= listed
+        assert cli_json("lab", "down", "--name", first)[0] == 0
+        assert_nothing_left(before, first)
+        code, report = cli_json("lab", "verify", "--name", second)
+        assert code == 0 and report["sessions_established"] == 16  # 2 RTSW x 4 links x 2 AFIs
+    finally:
+        for name in (first, second):
+            run_cli("lab", "down", "--name", name)
+    assert_nothing_left(before, second)
+
+
+def test_same_name_twice_is_refused_and_the_first_lab_survives():
+    before = HostSnapshot.take()
+    name = lab_name("dup")
+    args = [str(SMALL), "--zone", "1", "--racks", "1", "--ctsw", "1", "--name", name]
+    try:
+        assert cli_json("lab", "up", *args)[0] == 0
+        code, report = cli_json("lab", "up", *args)
+        assert code == 2 and "already up" in report["error"]
+        assert cli_json("lab", "verify", "--name", name)[0] == 0
+    finally:
+        run_cli("lab", "down", "--name", name)
+    assert_nothing_left(before, name)
+
+
+def test_down_cleans_up_after_a_crash_mid_build():
+    """SIGKILL `netgen lab up` once routers are running: the state file still names everything."""
+    before = HostSnapshot.take()
+    name = lab_name("crash")
+    state = Path(os.environ["NETGEN_LAB_ROOT"]) / name / "state.json"
+    proc = subprocess.Popen([sys.executable, "-m", "netgen.cli", "lab", "up", str(SMALL), "--name", name],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if len(json.loads(state.read_text())["pids"]) >= 2:
+                    break
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.05)
+        else:
+            pytest.fail("the lab never started routers")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert any(n.startswith(f"{name}-") for n in HostSnapshot.take().namespaces)
+    code, report = cli_json("lab", "down", "--name", name)
+    assert code == 0 and report["namespaces_removed"] == 26 and report["processes_stopped"] >= 6
+    assert_nothing_left(before, name)
+
+
+def test_failed_build_removes_what_it_made(monkeypatch):
+    before = HostSnapshot.take()
+    name = lab_name("fail")
+    real = NetnsBackend._start_router
+    calls = []
+
+    def flaky(self, node):
+        calls.append(node.name)
+        if len(calls) == 3:
+            from netgen.lab.backend import LabError  # noqa: PLC0415
+            raise LabError(f"{node.name}: injected failure")
+        return real(self, node)
+
+    monkeypatch.setattr(NetnsBackend, "_start_router", flaky)
+    code, report = cli_json("lab", "up", str(SMALL), "--name", name, "--zone", "1")
+    assert code == 2 and "injected failure" in report["error"] and "nothing of lab" in report["error"]
+    assert_nothing_left(before, name)
+
+
+def test_unknown_lab_is_a_clear_usage_error():
+    for command in ("verify", "down"):
+        code, report = cli_json("lab", command, "--name", "nosuchlab")
+        assert code == 2 and "no lab named 'nosuchlab'" in report["error"]
+    code, report = cli_json("lab", "verify", "--name", "Bad-Name")
+    assert code == 2 and "lowercase" in report["error"]
+
+
+def test_meta_scale_slice_4_ctsw_16_rtsw():
+    """The scale slice of the issue: meta-24k zone 1, 4 CTSWs x 16 RTSWs (SONiC RTSWs with the RDMA
+    hash catalog model, EOS CTSW stand-ins carrying all 220 configured neighbours)."""
+    before = HostSnapshot.take()
+    name = lab_name("meta")
+    try:
+        code, report = cli_json("lab", "up", str(META), "--name", name, "--zone", "1", "--racks", "16",
+                                "--ctsw", "4")
+        assert code == 0, report["failures"][:3]
+        assert report["build"]["routers"] == 20 and report["sessions_established"] == 64
+        code, verify = cli_json("lab", "verify", "--name", name)
+        assert code == 0
+        ecmp = [r for r in verify["results"] if r["check"] == "ecmp"]
+        assert len(ecmp) == 16 and all("ECMP width [4]" in r["detail"] for r in ecmp)
+    finally:
+        run_cli("lab", "down", "--name", name)
+    assert_nothing_left(before, name)
