@@ -71,8 +71,13 @@ def findings_of(path: Path) -> list[Finding]:
 _skipped: list[str] = []
 
 
+# The one exception: the clab tier needs a Docker engine, containerlab and NOS images, none of which
+# can be obtained on the machines CI runs on (shared/reference/lab.md, section 5).
+CI_MAY_SKIP = {"clab"}
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.skipped and not hasattr(report, "wasxfail"):
+    if report.skipped and not hasattr(report, "wasxfail") and not CI_MAY_SKIP & set(report.keywords):
         _skipped.append(report.nodeid)
 
 
