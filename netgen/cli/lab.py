@@ -31,14 +31,15 @@ from netgen.cli.common import (
     print_findings,
 )
 from netgen.intent import NetgenInputError
-from netgen.lab import netns
-from netgen.lab.adapters import plan_lab
-from netgen.lab.backend import BACKENDS, LabBackend, LabError, check_lab_name
+from netgen.lab import containerlab, netns
+from netgen.lab.adapters import lab_inputs
+from netgen.lab.backend import LabBackend, LabError, check_lab_name, load_backends
 from netgen.lab.plan import LabPlan, LabSliceError, SliceRequest
 from netgen.lab.verify import DRILL_MODES, NOT_EXERCISED, LabResult, routing_state, verify, wait_for
 from netgen.platforms.base import RenderError
 
 DEFAULT_LAB = "ng"
+_IMAGES = containerlab.ClabImages()
 name_option = click.option("--name", default=DEFAULT_LAB, show_default=True,
                            help="Lab name (1-12 lowercase letters/digits); namespaces are <name>-<device>.")
 
@@ -63,7 +64,7 @@ def _fail(message: str, as_json: bool, code: int = EXIT_INPUT, **extra: Any) -> 
 
 def _attach(name: str) -> LabBackend:
     check_lab_name(name)
-    for factory in BACKENDS.values():
+    for factory in load_backends().values():
         backend = factory(name)
         if backend.exists():
             return backend
@@ -113,28 +114,11 @@ def _session_tick(update: Callable[[str, int, int], None], plan: LabPlan) -> Cal
 def up(fabric: str, name: str, zone: int | None, racks: int | None, ctsw: int | None, configs: Path | None,
        backend_kind: str, timeout: float, as_json: bool) -> None:
     """Build a lab from FABRIC (or a slice of it) and wait until it converges."""
-    try:
-        check_lab_name(name)
-        _, ctx, findings = load(fabric)
-    except NetgenInputError as exc:
-        sys.exit(input_failure(exc, as_json))
-    except LabError as exc:
-        _fail(str(exc), as_json)
-    errors, _ = counts(findings)
-    if errors:
-        if not as_json:
-            print_findings(findings)
-        _fail(f"{errors} design error(s): the fabric must not be rendered, so no lab was built", as_json, EXIT_DESIGN)
-    try:
-        plan = plan_lab(name, ctx, SliceRequest(zone, racks, ctsw), configs)
-    except LabSliceError as exc:
-        _fail(str(exc), as_json)
-    except RenderError as exc:
-        _fail(f"render error (a netgen bug): {exc}", as_json, EXIT_INTERNAL)
-    backend = BACKENDS[backend_kind](name)
+    plan, files = _fabric_slice(fabric, name, zone, racks, ctsw, configs, as_json)
+    backend = load_backends()[backend_kind](name)
     with _stages(not as_json) as update:
         try:
-            report = backend.build(plan, update)
+            report = backend.build(plan, update, files)
         except LabError as exc:
             _fail(f"{exc} (nothing of lab {name!r} was left behind)", as_json)
         results, seconds = wait_for(lambda: routing_state(backend, plan), timeout, _session_tick(update, plan))
@@ -243,7 +227,7 @@ def down(name: str, as_json: bool) -> None:
 @json_option
 def list_command(as_json: bool) -> None:
     """The labs that are up (from their state files)."""
-    labs = netns.list_labs()
+    labs = netns.list_labs() + containerlab.list_clab_labs()
     if as_json:
         emit_json({"ok": True, "exit_code": EXIT_OK, "labs": labs})
         sys.exit(EXIT_OK)
@@ -252,4 +236,64 @@ def list_command(as_json: bool) -> None:
     for entry in labs:
         out.print(f"{escape(str(entry['lab']))}: {entry['status']}, {escape(str(entry['fabric']))}"
                   f" ({escape(str(entry['slice']))}), {entry['nodes']} nodes, backend {entry['backend']}")
+    sys.exit(EXIT_OK)
+
+
+def _fabric_slice(fabric: str, name: str, zone: int | None, racks: int | None, ctsw: int | None,
+                  configs: Path | None, as_json: bool) -> tuple[LabPlan, dict[str, dict[str, str]]]:
+    try:
+        check_lab_name(name)
+        _, ctx, findings = load(fabric)
+    except NetgenInputError as exc:
+        sys.exit(input_failure(exc, as_json))
+    except LabError as exc:
+        _fail(str(exc), as_json)
+    errors, _ = counts(findings)
+    if errors:
+        if not as_json:
+            print_findings(findings)
+        _fail(f"{errors} design error(s): the fabric must not be rendered", as_json, EXIT_DESIGN)
+    try:
+        return lab_inputs(name, ctx, SliceRequest(zone, racks, ctsw), configs)
+    except LabSliceError as exc:
+        _fail(str(exc), as_json)
+    except RenderError as exc:
+        _fail(f"render error (a netgen bug): {exc}", as_json, EXIT_INTERNAL)
+
+
+@lab.command()
+@fabric_argument
+@click.option("--containerlab", "directory", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Write the containerlab topology, the rendered files and interface-map.json here.")
+@name_option
+@click.option("--zone", type=int, help="Export one zone (no ATSW layer). Default: every zone.")
+@click.option("--racks", type=int, help="Only the first N racks (RTSWs) of each zone.")
+@click.option("--ctsw", type=int, help="Only the first N CTSWs of each zone.")
+@click.option("--configs", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="Export the files of this `netgen render` output directory instead of rendering now.")
+@click.option("--ceos-image", default=_IMAGES.ceos, show_default=True)
+@click.option("--sonic-image", default=_IMAGES.sonic_vs, show_default=True)
+@click.option("--linux-image", default=_IMAGES.linux, show_default=True)
+@json_option
+def export(fabric: str, directory: Path, name: str, zone: int | None, racks: int | None, ctsw: int | None,
+           configs: Path | None, ceos_image: str, sonic_image: str, linux_image: str, as_json: bool) -> None:
+    """Export the lab (or a slice) as a containerlab topology: cEOS runs the rendered EOS CLI,
+    sonic-vs the rendered config_db.json and frr.conf, Linux containers stand in for hosts."""
+    plan, files = _fabric_slice(fabric, name, zone, racks, ctsw, configs, as_json)
+    images = containerlab.ClabImages(ceos=ceos_image, sonic_vs=sonic_image, linux=linux_image)
+    try:
+        result = containerlab.export_containerlab(plan, files, directory, images)
+    except LabError as exc:
+        _fail(str(exc), as_json)
+    payload = {"ok": True, "exit_code": EXIT_OK, "lab": name, "slice": plan.slice, **result.as_dict()}
+    if as_json:
+        emit_json(payload)
+    else:
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted(result.kinds.items()))
+        out.print(f"exported {result.nodes} nodes ({escape(kinds)}) and {result.links} links to"
+                  f" {escape(str(result.topology))}; interface names per kind in {escape(str(result.interface_map))}")
+        for warning in result.warnings:
+            out.print(f"[yellow]warning[/]: {escape(warning)}")
+        out.print(f"deploy where Docker, containerlab and the images exist: `containerlab deploy -t"
+                  f" {escape(str(result.topology))}`, or `netgen lab up ... --backend containerlab`")
     sys.exit(EXIT_OK)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from netgen.checks import DesignContext
+from netgen.lab.backend import check_lab_name
 from netgen.lab.plan import (
     LabInterface,
     LabPlan,
@@ -148,8 +149,15 @@ def rendered_files(ctx: DesignContext, devices: list[Device], configs: Path | No
     return result
 
 
-def plan_lab(lab: str, ctx: DesignContext, request: SliceRequest, configs: Path | None = None) -> LabPlan:
+def lab_inputs(lab: str, ctx: DesignContext, request: SliceRequest,
+               configs: Path | None = None) -> tuple[LabPlan, dict[str, dict[str, str]]]:
+    """The lab plan and the rendered files it was built from (containerlab boots the files)."""
+    check_lab_name(lab)
     devices = select_devices(ctx.topology, request)
     files = rendered_files(ctx, devices, configs)
     facts = {d.name: node_facts(ctx, d, files.get(d.name, {})) for d in devices}
-    return build_plan(lab, ctx, request, facts)
+    return build_plan(lab, ctx, request, facts), files
+
+
+def plan_lab(lab: str, ctx: DesignContext, request: SliceRequest, configs: Path | None = None) -> LabPlan:
+    return lab_inputs(lab, ctx, request, configs)[0]

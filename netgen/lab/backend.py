@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -88,7 +88,11 @@ class LabBackend(Protocol):
         """Whether a lab of this name is up (or half built) on this backend."""
         ...
 
-    def build(self, plan: LabPlan, progress: StageHook | None = None) -> BuildReport: ...
+    def build(self, plan: LabPlan, progress: StageHook | None = None,
+              files: Mapping[str, Mapping[str, str]] | None = None) -> BuildReport:
+        """Create every node and link of the plan. `files` are the rendered files per device, for
+        backends that boot them directly (containerlab); the netns backend needs only the plan."""
+        ...
 
     def exec(self, node: str, argv: Sequence[str], timeout: float = 30.0) -> ExecResult:
         """Run argv on a node: inside its network, hostname and FRR paths (routers), or its
@@ -110,3 +114,11 @@ BACKENDS: dict[str, Callable[[str], LabBackend]] = {}
 
 def register_backend(kind: str, factory: Callable[[str], LabBackend]) -> None:
     BACKENDS[kind] = factory
+
+
+def load_backends() -> dict[str, Callable[[str], LabBackend]]:
+    """Import the built-in backends (each registers itself) and return the registry."""
+    import netgen.lab.containerlab  # noqa: PLC0415  (registration side effect)
+    import netgen.lab.netns  # noqa: F401, PLC0415
+
+    return BACKENDS

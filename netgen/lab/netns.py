@@ -21,7 +21,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar
@@ -155,7 +155,8 @@ class NetnsBackend:
         return f"{self.lab}-{node}"
 
     # --- build --------------------------------------------------------------------------------
-    def build(self, plan: LabPlan, progress: StageHook | None = None) -> BuildReport:
+    def build(self, plan: LabPlan, progress: StageHook | None = None,
+              files: Mapping[str, Mapping[str, str]] | None = None) -> BuildReport:
         missing = prerequisites()
         if missing:
             raise LabError("the netns lab needs: " + "; ".join(missing))
@@ -403,7 +404,7 @@ class NetnsBackend:
                 with contextlib.suppress(OSError, json.JSONDecodeError):
                     other = json.loads(path.read_text())
                     for key, value in state.get("sysctl_restore", {}).items():
-                        other["sysctl_restore"].setdefault(key, value)
+                        other.setdefault("sysctl_restore", {}).setdefault(key, value)
                     path.write_text(json.dumps(other, indent=1))
             return
         for key, value in state.get("sysctl_restore", {}).items():
