@@ -7,7 +7,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.markup import escape
@@ -38,10 +38,25 @@ from netgen.lab.plan import LabPlan, LabSliceError, SliceRequest
 from netgen.lab.verify import DRILL_MODES, NOT_EXERCISED, LabResult, routing_state, verify, wait_for
 from netgen.platforms.base import RenderError
 
+F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_LAB = "ng"
 _IMAGES = containerlab.ClabImages()
 name_option = click.option("--name", default=DEFAULT_LAB, show_default=True,
                            help="Lab name (1-12 lowercase letters/digits); namespaces are <name>-<device>.")
+
+
+
+def slice_options(command: F) -> F:
+    """--zone / --racks / --ctsw / --configs: which part of the fabric, from which files."""
+    for option in reversed([
+        click.option("--zone", type=int, help="One zone (its CTSWs and RTSWs, no ATSW layer). Default: every zone."),
+        click.option("--racks", type=int, help="Only the first N racks (RTSWs) of each zone."),
+        click.option("--ctsw", type=int, help="Only the first N CTSWs of each zone."),
+        click.option("--configs", type=click.Path(file_okay=False, exists=True, path_type=Path),
+                     help="Use the files of this `netgen render` output directory instead of rendering now."),
+    ]):
+        command = option(command)
+    return command
 
 
 @cli.group()
@@ -101,11 +116,7 @@ def _session_tick(update: Callable[[str, int, int], None], plan: LabPlan) -> Cal
 @lab.command()
 @fabric_argument
 @name_option
-@click.option("--zone", type=int, help="Build one zone (its CTSWs and RTSWs, no ATSW layer). Default: every zone.")
-@click.option("--racks", type=int, help="Only the first N racks (RTSWs) of each zone.")
-@click.option("--ctsw", type=int, help="Only the first N CTSWs of each zone.")
-@click.option("--configs", type=click.Path(file_okay=False, exists=True, path_type=Path),
-              help="Run the files of this `netgen render` output directory instead of rendering now.")
+@slice_options
 @click.option("--backend", "backend_kind", type=click.Choice(["netns", "containerlab"]), default="netns",
               show_default=True, help="Where the nodes run.")
 @click.option("--timeout", type=float, default=180.0, show_default=True,
@@ -266,11 +277,7 @@ def _fabric_slice(fabric: str, name: str, zone: int | None, racks: int | None, c
 @click.option("--containerlab", "directory", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Write the containerlab topology, the rendered files and interface-map.json here.")
 @name_option
-@click.option("--zone", type=int, help="Export one zone (no ATSW layer). Default: every zone.")
-@click.option("--racks", type=int, help="Only the first N racks (RTSWs) of each zone.")
-@click.option("--ctsw", type=int, help="Only the first N CTSWs of each zone.")
-@click.option("--configs", type=click.Path(file_okay=False, exists=True, path_type=Path),
-              help="Export the files of this `netgen render` output directory instead of rendering now.")
+@slice_options
 @click.option("--ceos-image", default=_IMAGES.ceos, show_default=True)
 @click.option("--sonic-image", default=_IMAGES.sonic_vs, show_default=True)
 @click.option("--linux-image", default=_IMAGES.linux, show_default=True)

@@ -8,6 +8,8 @@ this interface, so the same tests run against either.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -122,3 +124,53 @@ def load_backends() -> dict[str, Callable[[str], LabBackend]]:
     import netgen.lab.netns  # noqa: F401, PLC0415
 
     return BACKENDS
+
+
+class StatefulBackend:
+    """The state file every backend keeps: written before anything is created (write-ahead) and
+    replaced atomically, so `down` after a crash still knows exactly what exists."""
+
+    state_file: ClassVar[str] = "state.json"
+    lab: str
+    dir: Path
+
+    def __init__(self, lab: str, directory: Path) -> None:
+        self.lab = check_lab_name(lab)
+        self.dir = directory
+        self.state_path = directory / self.state_file
+        self._state: dict[str, Any] | None = None
+
+    def exists(self) -> bool:
+        return self.state_path.is_file()
+
+    def state(self) -> dict[str, Any]:
+        if self._state is None:
+            if not self.exists():
+                raise LabError(f"no lab named {self.lab!r} (no {self.state_path}); `netgen lab list` shows the labs")
+            try:
+                self._state = json.loads(self.state_path.read_text())
+            except (OSError, json.JSONDecodeError) as exc:
+                raise LabError(f"{self.state_path} is unreadable ({exc}); remove the lab by hand") from None
+        return self._state
+
+    def _save(self) -> None:
+        assert self._state is not None
+        tmp = self.state_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self._state, indent=1))
+        tmp.replace(self.state_path)  # never a half-written state file, even if we crash here
+
+    def plan(self) -> LabPlan:
+        return LabPlan.model_validate(self.state()["plan"])
+
+
+def list_states(state_file: str) -> list[dict[str, Any]]:
+    """A summary of every lab whose state file has this name under the lab root."""
+    labs = []
+    for path in sorted(lab_root().glob(f"*/{state_file}")):
+        with contextlib.suppress(OSError, json.JSONDecodeError):
+            state = json.loads(path.read_text())
+            plan = state.get("plan", {})
+            labs.append({"lab": state.get("lab"), "backend": state.get("backend"), "status": state.get("status"),
+                         "fabric": plan.get("fabric"), "slice": plan.get("slice"),
+                         "nodes": len(plan.get("nodes", {})), "created": state.get("created")})
+    return labs

@@ -113,8 +113,10 @@ from netgen.lab.backend import (
     ExecResult,
     LabError,
     StageHook,
+    StatefulBackend,
     check_lab_name,
     lab_root,
+    list_states,
     register_backend,
 )
 from netgen.lab.plan import LabNode, LabPlan
@@ -523,41 +525,17 @@ def _uses_bfd(conf: str | None) -> bool:
 # --- the backend ----------------------------------------------------------------------------------
 
 
-class ContainerlabBackend:
+class ContainerlabBackend(StatefulBackend):
     kind: ClassVar[str] = "containerlab"
+    state_file: ClassVar[str] = STATE_FILE
     ready_timeout: float = FRR_READY_TIMEOUT_S  # per sonic-vs node, for supervisord and vtysh to answer
 
     def __init__(self, lab: str, files: Mapping[str, Mapping[str, str]] | None = None,
                  images: ClabImages | None = None) -> None:
-        self.lab = check_lab_name(lab)
+        # lab names have no dash: "<lab>-clab" is never a netns lab's directory
+        super().__init__(lab, lab_root() / f"{check_lab_name(lab)}-clab")
         self.files = files  # the rendered files build() exports, unless build() is given them
         self.images = images or ClabImages()
-        self.dir = lab_root() / f"{lab}-clab"  # lab names have no dash: never a netns lab's directory
-        self.state_path = self.dir / STATE_FILE
-        self._state: dict[str, Any] | None = None
-
-    # --- state --------------------------------------------------------------------------------
-    def exists(self) -> bool:
-        return self.state_path.is_file()
-
-    def state(self) -> dict[str, Any]:
-        if self._state is None:
-            if not self.exists():
-                raise LabError(f"no containerlab lab named {self.lab!r} (no {self.state_path})")
-            try:
-                self._state = json.loads(self.state_path.read_text())
-            except (OSError, json.JSONDecodeError) as exc:
-                raise LabError(f"{self.state_path} is unreadable ({exc}); remove the lab by hand") from None
-        return self._state
-
-    def _save(self) -> None:
-        assert self._state is not None
-        tmp = self.state_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self._state, indent=1))
-        tmp.replace(self.state_path)
-
-    def plan(self) -> LabPlan:
-        return LabPlan.model_validate(self.state()["plan"])
 
     def container(self, node: str) -> str:
         return f"{CONTAINER_PREFIX}-{self.lab}-{node}"
@@ -708,15 +686,7 @@ class ContainerlabBackend:
 
 
 def list_clab_labs() -> list[dict[str, Any]]:
-    labs = []
-    for path in sorted(lab_root().glob(f"*/{STATE_FILE}")):
-        with contextlib.suppress(OSError, json.JSONDecodeError):
-            state = json.loads(path.read_text())
-            plan = state.get("plan", {})
-            labs.append({"lab": state.get("lab"), "backend": state.get("backend"), "status": state.get("status"),
-                         "fabric": plan.get("fabric"), "slice": plan.get("slice"),
-                         "nodes": len(plan.get("nodes", {})), "created": state.get("created")})
-    return labs
+    return list_states(STATE_FILE)
 
 
 register_backend(ContainerlabBackend.kind, ContainerlabBackend)

@@ -32,8 +32,10 @@ from netgen.lab.backend import (
     ExecResult,
     LabError,
     StageHook,
+    StatefulBackend,
     check_lab_name,
     lab_root,
+    list_states,
     register_backend,
 )
 from netgen.lab.plan import LabNode, LabPlan
@@ -119,37 +121,11 @@ def _is_frr_process(pid: int) -> bool:
         return False
 
 
-class NetnsBackend:
+class NetnsBackend(StatefulBackend):
     kind: ClassVar[str] = "netns"
 
     def __init__(self, lab: str) -> None:
-        self.lab = check_lab_name(lab)
-        self.dir = lab_root() / lab
-        self.state_path = self.dir / STATE_FILE
-        self._state: dict[str, Any] | None = None
-
-    # --- state --------------------------------------------------------------------------------
-    def exists(self) -> bool:
-        return self.state_path.is_file()
-
-    def state(self) -> dict[str, Any]:
-        if self._state is None:
-            if not self.exists():
-                raise LabError(f"no lab named {self.lab!r} (no {self.state_path}); `netgen lab list` shows the labs")
-            try:
-                self._state = json.loads(self.state_path.read_text())
-            except (OSError, json.JSONDecodeError) as exc:
-                raise LabError(f"{self.state_path} is unreadable ({exc}); remove the lab by hand") from None
-        return self._state
-
-    def _save(self) -> None:
-        assert self._state is not None
-        tmp = self.state_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self._state, indent=1))
-        tmp.replace(self.state_path)  # never a half-written state file, even if we crash here
-
-    def plan(self) -> LabPlan:
-        return LabPlan.model_validate(self.state()["plan"])
+        super().__init__(lab, lab_root() / check_lab_name(lab))
 
     def namespace(self, node: str) -> str:
         return f"{self.lab}-{node}"
@@ -437,15 +413,7 @@ def _zombie(pid: int) -> bool:
 
 
 def list_labs() -> list[dict[str, Any]]:
-    labs = []
-    for path in sorted(lab_root().glob(f"*/{STATE_FILE}")):
-        with contextlib.suppress(OSError, json.JSONDecodeError):
-            state = json.loads(path.read_text())
-            plan = state.get("plan", {})
-            labs.append({"lab": state.get("lab"), "backend": state.get("backend"), "status": state.get("status"),
-                         "fabric": plan.get("fabric"), "slice": plan.get("slice"),
-                         "nodes": len(plan.get("nodes", {})), "created": state.get("created")})
-    return labs
+    return list_states(STATE_FILE)
 
 
 register_backend(NetnsBackend.kind, NetnsBackend)
