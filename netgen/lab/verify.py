@@ -65,6 +65,19 @@ def _json(result: ExecResult, node: str, what: str) -> Any:
         raise LabError(f"{node}: {what} did not return JSON: {result.stdout[:200]!r}") from None
 
 
+def as_number(value: object) -> int | None:
+    """An ASN as an int, whether JSON gave a number, a decimal string (EOS) or asdot ("65000.8")."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        high, dot, low = value.partition(".")
+        if high.isdigit() and (not dot or low.isdigit()):
+            return int(high) * 65536 + int(low) if dot else int(high)
+    return None
+
+
 def _prefix(dst: str, v6: bool) -> str:
     if dst == "default":
         return "0.0.0.0/0" if not v6 else "::/0"
@@ -81,9 +94,9 @@ class FrrReader:
         for family in (data or {}).values():
             if not isinstance(family, dict):
                 continue
-            local_as = family.get("as")
+            local_as = as_number(family.get("as"))
             for address, info in family.get("peers", {}).items():
-                peers[address] = Peer(str(info.get("state", "?")), info.get("remoteAs"), local_as)
+                peers[address] = Peer(str(info.get("state", "?")), as_number(info.get("remoteAs")), local_as)
         return peers
 
     def bgp_routes(self, backend: LabBackend, node: str) -> dict[str, int]:
@@ -107,7 +120,8 @@ class EosReader:
         for command in ("show ip bgp summary", "show ipv6 bgp summary"):
             vrf = self._cli(backend, node, command).get("vrfs", {}).get("default", {})
             for address, info in vrf.get("peers", {}).items():
-                peers[address] = Peer(str(info.get("peerState", "?")), info.get("asn"), vrf.get("asn"))
+                peers[address] = Peer(str(info.get("peerState", "?")), as_number(info.get("asn")),
+                                      as_number(vrf.get("asn")))
         return peers
 
     def bgp_routes(self, backend: LabBackend, node: str) -> dict[str, int]:
