@@ -9,6 +9,7 @@ verify with a drill, tear down; print the figures.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -39,7 +40,7 @@ def main() -> int:
     if missing:
         print("cannot run:", "; ".join(missing))
         return 2
-    os.environ.setdefault("NETGEN_LAB_ROOT", f"/run/netgen/bench-{os.getpid()}")
+    root = Path(os.environ.setdefault("NETGEN_LAB_ROOT", f"/run/netgen/bench-{os.getpid()}"))
 
     started = time.monotonic()
     loaded = load_fabric(args.fabric)
@@ -60,6 +61,8 @@ def main() -> int:
         teardown_start = time.monotonic()
         backend.destroy()
         teardown = time.monotonic() - teardown_start
+        with contextlib.suppress(OSError):
+            root.rmdir()  # only if empty: never another lab's state
 
     routers = plan.routers()
     by_role = {role: sum(1 for n in routers if n.role == role) for role in ("rtsw", "ctsw", "atsw")}
