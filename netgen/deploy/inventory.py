@@ -1,0 +1,192 @@
+"""Deploy inventory: how to reach each device and how to roll out, from the fabric's topology plus
+`deploy.yaml` beside `fabric.yaml` (management addresses, SSH settings, rollout policy).
+
+Credentials never live in these files. They come from environment variables or from a file only
+its owner can read, are held as `SecretStr`, and never reach output, logs or reports.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+from nornir.core import Nornir
+from nornir.core.configuration import Config, LoggingConfig, RunnerConfig
+from nornir.core.inventory import (
+    ConnectionOptions,
+    Defaults,
+    Group,
+    Groups,
+    Host,
+    Hosts,
+    Inventory,
+    ParentGroups,
+)
+from nornir.plugins.runners import ThreadedRunner
+from pydantic import Field, SecretStr, StringConstraints
+
+from netgen.intent.errors import InputProblem, NetgenInputError
+from netgen.intent.problems import validate
+from netgen.intent.types import IntentModel, SafeName
+from netgen.intent.yaml_source import read_yaml
+from netgen.topology.model import Device, Topology
+
+DEPLOY_FILE = "deploy.yaml"
+USERNAME_ENV, PASSWORD_ENV, KEY_ENV = "NETGEN_USERNAME", "NETGEN_PASSWORD", "NETGEN_SSH_KEY"
+# netmiko device types per NOS: EOS's own driver; community SONiC logs in to bash, which netmiko's
+# `linux` driver handles (sonic.md section 7: there is no plain `sonic` device type).
+NETMIKO_PLATFORMS = {"eos": "arista_eos", "sonic": "linux"}
+
+HostName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9.:-]{0,252}$")]
+HostPattern = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9.:{}_-]{1,200}$")]
+
+
+class DeviceAccess(IntentModel):
+    host: HostName | None = None
+    port: int | None = Field(default=None, ge=1, le=65535)
+
+
+class Management(IntentModel):
+    host_pattern: HostPattern = Field(default="{name}", description="Management host per device; {name} expands.")
+    port: int = Field(default=22, ge=1, le=65535)
+    devices: dict[SafeName, DeviceAccess] = Field(default_factory=dict)
+
+
+class SshSettings(IntentModel):
+    known_hosts: str = Field(default="~/.ssh/known_hosts", pattern=r"^[A-Za-z0-9_./~-]{1,300}$")
+    connect_timeout_s: float = Field(default=20.0, gt=0, le=600)
+    command_timeout_s: float = Field(default=120.0, gt=0, le=3600)
+
+
+class RolloutPolicy(IntentModel):
+    """How much of the fabric may be in flight at once (see netgen/deploy/rollout.py)."""
+
+    workers: int = Field(default=20, ge=1, le=500, description="Nornir threads (devices at once within a batch).")
+    rtsw_batch_size: int = Field(default=16, ge=1, description="RTSWs per batch after the canaries.")
+    max_zone_share: float = Field(default=0.25, gt=0, le=1,
+                                  description="Most of one zone's RTSWs in one batch (failure-domain share).")
+    ctsw_per_zone: int = Field(default=1, ge=1, description="CTSWs of one zone in one batch.")
+    atsw_per_batch: int = Field(default=1, ge=1, description="ATSWs in one batch.")
+    confirm_timeout_s: int = Field(default=300, ge=30, le=3600,
+                                   description="Commit-confirm window: unconfirmed changes roll back after it.")
+    max_failures: int = Field(default=0, ge=0, description="Failed devices tolerated before the rollout stops.")
+
+
+class DeployFile(IntentModel):
+    management: Management = Field(default_factory=Management)
+    ssh: SshSettings = Field(default_factory=SshSettings)
+    rollout: RolloutPolicy = Field(default_factory=RolloutPolicy)
+
+
+def load_deploy(fabric_dir: Path) -> DeployFile:
+    """`deploy.yaml` beside the fabric file, or the defaults when there is none."""
+    path = fabric_dir / DEPLOY_FILE
+    if not path.exists():
+        return DeployFile()
+    data, marks = read_yaml(path, str(path))
+    if data is None:
+        return DeployFile()
+    if not isinstance(data, dict):
+        raise NetgenInputError([InputProblem(str(path), "", "the top level must be a mapping", 1, 1,
+                                             allowed="management:, ssh:, rollout:")])
+    return validate(DeployFile, data, marks, str(path))
+
+
+@dataclass(frozen=True)
+class Credentials:
+    username: str
+    password: SecretStr | None
+    key_file: Path | None
+    source: str  # where they came from, for messages (never the values)
+
+    def __repr__(self) -> str:  # never print a secret, even by accident
+        return f"Credentials(username={self.username!r}, password=***, key_file={self.key_file}, source={self.source})"
+
+
+class CredentialsError(Exception):
+    """Missing or unsafely stored credentials; the message says how to fix it, never the secret."""
+
+
+def load_credentials(path: Path | None = None, environ: dict[str, str] | None = None) -> Credentials:
+    env = os.environ if environ is None else environ
+    if path is not None:
+        return _credentials_file(path)
+    username = env.get(USERNAME_ENV)
+    if not username:
+        raise CredentialsError(f"no credentials: set {USERNAME_ENV} and {PASSWORD_ENV} (or {KEY_ENV}), or pass"
+                               " --credentials FILE (a YAML file readable only by its owner)")
+    password = env.get(PASSWORD_ENV)
+    key = env.get(KEY_ENV)
+    if not password and not key:
+        raise CredentialsError(f"{USERNAME_ENV} is set but neither {PASSWORD_ENV} nor {KEY_ENV}")
+    return Credentials(username, SecretStr(password) if password else None, Path(key) if key else None,
+                       "environment")
+
+
+def _credentials_file(path: Path) -> Credentials:
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise CredentialsError(f"{path}: cannot read credentials file ({exc.strerror})") from None
+    if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise CredentialsError(f"{path}: credentials file is readable by others (mode"
+                               f" {stat.S_IMODE(info.st_mode):04o}); run `chmod 600 {path}`")
+    if info.st_uid != os.geteuid():
+        raise CredentialsError(f"{path}: credentials file belongs to another user; it must be your own")
+    data, _ = read_yaml(path, str(path))
+    if not isinstance(data, dict) or not isinstance(data.get("username"), str):
+        raise CredentialsError(f"{path}: expected `username:` and `password:` or `key_file:`")
+    password, key = data.get("password"), data.get("key_file")
+    if not isinstance(password, str | None) or not isinstance(key, str | None) or not (password or key):
+        raise CredentialsError(f"{path}: give `password:` or `key_file:` as text")
+    return Credentials(data["username"], SecretStr(password) if password else None, Path(key) if key else None,
+                       str(path))
+
+
+def device_access(deploy: DeployFile, device: Device) -> tuple[str, int]:
+    override = deploy.management.devices.get(device.name)
+    host = override.host if override and override.host else deploy.management.host_pattern.format(name=device.name)
+    port = override.port if override and override.port else deploy.management.port
+    return host, port
+
+
+def nornir_inventory(topology: Topology, deploy: DeployFile, names: list[str], credentials: Credentials,
+                     known_hosts: Path | None) -> Inventory:
+    """One Nornir host per device, groups per tier and zone, and the connection options that make
+    netmiko verify host keys against `known_hosts` (None: verification off, by explicit request)."""
+    hosts = Hosts()
+    groups = Groups()
+    password = credentials.password.get_secret_value() if credentials.password else None
+    for name in names:
+        device = topology.devices[name]
+        host, port = device_access(deploy, device)
+        tier = f"tier_{device.role.value}"
+        zone = f"zone_{device.zone}" if device.zone is not None else "atsw_layer"
+        for group in (tier, zone):
+            groups.setdefault(group, Group(name=group))
+        extras: dict[str, Any] = {"conn_timeout": deploy.ssh.connect_timeout_s}
+        if known_hosts is not None:
+            extras |= {"ssh_strict": True, "system_host_keys": False, "alt_host_keys": True,
+                       "alt_key_file": str(known_hosts)}
+        else:
+            extras |= {"ssh_strict": False}
+        if credentials.key_file is not None:
+            extras |= {"use_keys": True, "key_file": str(credentials.key_file)}
+        hosts[name] = Host(
+            name=name, hostname=host, port=port, platform=NETMIKO_PLATFORMS[device.nos],
+            username=credentials.username, password=password,
+            groups=ParentGroups([groups[tier], groups[zone]]),
+            data={"role": device.role.value, "zone": device.zone, "nos": device.nos, "model": device.model},
+            connection_options={"netmiko": ConnectionOptions(extras=extras)},
+        )
+    return Inventory(hosts=hosts, groups=groups, defaults=Defaults())
+
+
+def make_nornir(inventory: Inventory, workers: int) -> Nornir:
+    """Nornir with its threaded runner and a bounded worker count; no config file, no logging file."""
+    config = Config(runner=RunnerConfig(plugin="threaded", options={"num_workers": workers}),
+                    logging=LoggingConfig(enabled=False))
+    return Nornir(inventory=inventory, runner=ThreadedRunner(num_workers=workers), config=config)
