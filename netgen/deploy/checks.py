@@ -1,0 +1,238 @@
+"""Device checks for deploy pre- and post-checks and for read-only `netgen check`: one small class
+per concern, with pydantic inputs, as ANTA writes them. A check reads a device only through the
+`DeviceState` protocol, so the same class serves EOS and SONiC; each NOS driver answers it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, ClassVar, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Outcome(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"  # the device could not answer
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    check: str
+    device: str
+    outcome: Outcome
+    detail: str
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome is Outcome.PASS
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"check": self.check, "device": self.device, "outcome": self.outcome.value, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    hostname: str
+    model: str  # EOS modelName, or SONiC's hwsku
+    nos: str  # "eos" | "sonic"
+    version: str
+
+
+class DeviceState(Protocol):
+    """What checks may ask a device. Every method reads; none changes anything."""
+
+    name: str
+
+    def facts(self) -> Facts: ...
+
+    def bgp_peers(self) -> dict[str, str]:
+        """Peer address -> session state, for every configured IPv4 and IPv6 neighbour."""
+        ...
+
+    def pfc_priorities(self) -> dict[str, set[int]]:
+        """Interface -> priorities with PFC enabled."""
+        ...
+
+    def pfc_storms(self) -> list[str]:
+        """Interfaces where the PFC watchdog currently sees a storm."""
+        ...
+
+    def interface_errors(self) -> dict[str, int]:
+        """Interface -> total input+output errors."""
+        ...
+
+    def config_diff(self) -> str:
+        """What still differs between the running and the intended config ("" = nothing)."""
+        ...
+
+
+class CheckInputs(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DeviceCheck:
+    """Base class: subclasses set `name`, `Inputs` and implement `test`."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Inputs: ClassVar[type[CheckInputs]] = CheckInputs
+
+    def __init__(self, inputs: CheckInputs) -> None:
+        self.inputs = inputs
+
+    def test(self, device: DeviceState) -> tuple[bool, str]:
+        raise NotImplementedError
+
+    def run(self, device: DeviceState) -> CheckResult:
+        try:
+            ok, detail = self.test(device)
+        except Exception as exc:  # a device that cannot answer fails the check, it does not crash the rollout
+            return CheckResult(self.name, device.name, Outcome.ERROR, f"{type(exc).__name__}: {exc}"[:500])
+        return CheckResult(self.name, device.name, Outcome.PASS if ok else Outcome.FAIL, detail)
+
+
+CHECKS: dict[str, type[DeviceCheck]] = {}
+
+
+def register(cls: type[DeviceCheck]) -> type[DeviceCheck]:
+    CHECKS[cls.name] = cls
+    return cls
+
+
+# --- the checks -----------------------------------------------------------------------------------
+
+
+@register
+class VerifyModel(DeviceCheck):
+    name = "model"
+    description = "The device is the hostname, NOS and model the intent says."
+
+    class Inputs(CheckInputs):
+        hostname: str
+        nos: str
+        models: tuple[str, ...]  # accepted model strings (catalog model names and the NOS's spelling)
+
+    inputs: Inputs
+
+    def test(self, device: DeviceState) -> tuple[bool, str]:
+        facts = device.facts()
+        want = self.inputs
+        problems = []
+        if facts.nos != want.nos:
+            problems.append(f"runs {facts.nos}, intent says {want.nos}")
+        if facts.model not in want.models:
+            problems.append(f"model {facts.model!r}, intent says one of {list(want.models)}")
+        if facts.hostname != want.hostname:
+            problems.append(f"hostname {facts.hostname!r}, expected {want.hostname!r}")
+        return not problems, "; ".join(problems) or f"{facts.nos} {facts.version} on {facts.model}"
+
+
+@register
+class VerifyBgpEstablished(DeviceCheck):
+    name = "bgp-established"
+    description = "Every expected BGP neighbour is Established."
+
+    class Inputs(CheckInputs):
+        peers: tuple[str, ...]  # addresses that must be Established
+        optional: tuple[str, ...] = ()  # configured, but may be down (e.g. a peer being deployed)
+
+    inputs: Inputs
+
+    def test(self, device: DeviceState) -> tuple[bool, str]:
+        seen = device.bgp_peers()
+        down = [f"{p} {seen.get(p, 'not configured')}" for p in self.inputs.peers if seen.get(p) != "Established"]
+        if down:
+            return False, f"{len(down)} of {len(self.inputs.peers)} not Established: " + ", ".join(down[:6])
+        return True, f"{len(self.inputs.peers)} neighbours Established"
+
+
+@register
+class VerifyBgpBaseline(DeviceCheck):
+    """Pre-check: record which sessions are up before the change; the post-check must not lose any."""
+
+    name = "bgp-baseline"
+    description = "No expected BGP neighbour is down before the change (a change must not hide an outage)."
+
+    class Inputs(CheckInputs):
+        peers: tuple[str, ...]
+        allow_down: int = 0
+
+    inputs: Inputs
+
+    def test(self, device: DeviceState) -> tuple[bool, str]:
+        seen = device.bgp_peers()
+        down = [p for p in self.inputs.peers if seen.get(p) != "Established"]
+        ok = len(down) <= self.inputs.allow_down
+        return ok, (f"{len(self.inputs.peers) - len(down)}/{len(self.inputs.peers)} Established"
+                    + (f"; down: {', '.join(down[:6])}" if down else ""))
+
+
+@register
+class VerifyPfcEnabled(DeviceCheck):
+    name = "pfc-enabled"
+    description = "PFC is enabled on exactly the lossless priority of every backend port."
+
+    class Inputs(CheckInputs):
+        interfaces: tuple[str, ...]
+        priority: int
+
+    inputs: Inputs
+
+    def test(self, device: DeviceState) -> tuple[bool, str]:
+        status = device.pfc_priorities()
+        wrong = [f"{i} {sorted(status.get(i, set()))}" for i in self.inputs.interfaces
+                 if status.get(i, set()) != {self.inputs.priority}]
+        if wrong:
+            head = f"{len(wrong)} port(s) without exactly priority {self.inputs.priority}: "
+            return False, head + ", ".join(wrong[:6])
+        return True, f"priority {self.inputs.priority} on {len(self.inputs.interfaces)} ports"
+
+
+@register
+class VerifyNoPfcStorm(DeviceCheck):
+    name = "no-pfc-storm"
+    description = "The PFC watchdog sees no storm (a storm means a lossless queue is stuck)."
+
+    def test(self, device: DeviceState) -> tuple[bool, str]:
+        storms = device.pfc_storms()
+        return not storms, f"storm on {', '.join(storms[:6])}" if storms else "no storm"
+
+
+@register
+class VerifyInterfaceErrors(DeviceCheck):
+    name = "interface-errors"
+    description = "Interface error counters have not grown past the baseline."
+
+    class Inputs(CheckInputs):
+        baseline: dict[str, int] = {}
+        tolerance: int = 0
+
+    inputs: Inputs
+
+    def test(self, device: DeviceState) -> tuple[bool, str]:
+        now = device.interface_errors()
+        grown = {i: n - self.inputs.baseline.get(i, 0) for i, n in now.items()
+                 if n - self.inputs.baseline.get(i, 0) > self.inputs.tolerance}
+        if grown:
+            return False, "errors grew: " + ", ".join(f"{i} +{n}" for i, n in list(grown.items())[:6])
+        return True, f"{len(now)} interfaces, no new errors"
+
+
+@register
+class VerifyNoDiff(DeviceCheck):
+    name = "no-diff"
+    description = "Nothing differs between the running and the intended config."
+
+    def test(self, device: DeviceState) -> tuple[bool, str]:
+        diff = device.config_diff()
+        lines = [line for line in diff.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+        return not lines, f"{len(lines)} line(s) still differ" if lines else "running = intended"
+
+
+def run_checks(device: DeviceState, checks: list[DeviceCheck]) -> Iterator[CheckResult]:
+    for check in checks:
+        yield check.run(device)
