@@ -1,0 +1,158 @@
+"""CONFIG_DB diffs: an RFC 6902 JSON patch from running to intended (what SONiC's `config
+apply-patch` takes), and a semantic table / key / field view of the same change for humans.
+
+Device-owned keys: a rendered config_db.json does not carry what only the device knows (its MAC,
+platform string, port aliases and indexes, management interface). Before diffing, those are
+copied from the running config into the intended one (`overlay_device_owned`), so a push never
+deletes them and a converged device shows no diff.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+ConfigDb = dict[str, dict[str, dict[str, Any]]]
+
+# What the device owns and netgen does not render (yet): kept from the running config.
+DEVICE_OWNED_FIELDS: dict[str, tuple[str, ...]] = {
+    "DEVICE_METADATA": ("mac", "platform", "hwsku_version", "asic_name", "switch_type", "synchronous_mode",
+                        "timezone", "region", "cloudtype", "deployment_id"),
+    "PORT": ("alias", "index", "autoneg", "link_training", "tpid", "pfc_asym", "subport"),
+}
+DEVICE_OWNED_TABLES = ("MGMT_INTERFACE", "MGMT_PORT", "MGMT_VRF_CONFIG", "NTP", "NTP_SERVER", "SYSLOG_SERVER",
+                       "AAA", "TACPLUS", "TACPLUS_SERVER", "RADIUS", "RADIUS_SERVER", "SNMP", "SNMP_COMMUNITY",
+                       "FEATURE", "AUTO_TECHSUPPORT", "AUTO_TECHSUPPORT_FEATURE", "KDUMP", "CONSOLE_SWITCH",
+                       "PASSW_HARDENING", "SSH_SERVER", "SYSTEM_DEFAULTS", "CRM", "BANNER_MESSAGE", "LOGGER",
+                       "VERSIONS", "DHCP_SERVER", "TELEMETRY", "GNMI", "RESTAPI", "CONTAINER_FEATURE")
+
+
+def overlay_device_owned(intended: Mapping[str, Any], running: Mapping[str, Any]) -> ConfigDb:
+    """The intended config plus what the device owns, taken from its running config."""
+    result: ConfigDb = copy.deepcopy(dict(intended))
+    for table in DEVICE_OWNED_TABLES:
+        if table in running and table not in result:
+            result[table] = copy.deepcopy(running[table])
+    for table, fields in DEVICE_OWNED_FIELDS.items():
+        for key, entry in result.get(table, {}).items():
+            owned = running.get(table, {}).get(key, {})
+            for name in fields:
+                if name in owned and name not in entry:
+                    entry[name] = copy.deepcopy(owned[name])
+    return result
+
+
+def _pointer(*parts: str) -> str:
+    """RFC 6901: '~' -> '~0', '/' -> '~1' (CONFIG_DB keys hold prefixes like 10.0.0.1/31)."""
+    return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def json_patch(running: Mapping[str, Any], target: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """RFC 6902 operations turning `running` into `target`, at table / key / field granularity,
+    in a stable order (tables, then keys, then fields, sorted)."""
+    ops: list[dict[str, Any]] = []
+    for table in sorted(running.keys() | target.keys()):
+        old, new = running.get(table), target.get(table)
+        if new is None:
+            ops.append({"op": "remove", "path": _pointer(table)})
+        elif old is None:
+            ops.append({"op": "add", "path": _pointer(table), "value": copy.deepcopy(new)})
+        else:
+            for key in sorted(old.keys() | new.keys()):
+                before, after = old.get(key), new.get(key)
+                if after is None:
+                    ops.append({"op": "remove", "path": _pointer(table, key)})
+                elif before is None:
+                    ops.append({"op": "add", "path": _pointer(table, key), "value": copy.deepcopy(after)})
+                elif before != after:
+                    for name in sorted(before.keys() | after.keys()):
+                        if name not in after:
+                            ops.append({"op": "remove", "path": _pointer(table, key, name)})
+                        elif name not in before:
+                            ops.append({"op": "add", "path": _pointer(table, key, name),
+                                        "value": copy.deepcopy(after[name])})
+                        elif before[name] != after[name]:
+                            ops.append({"op": "replace", "path": _pointer(table, key, name),
+                                        "value": copy.deepcopy(after[name])})
+    return ops
+
+
+class PatchError(ValueError):
+    """A patch operation does not fit the document (RFC 6902 says: fail the whole patch)."""
+
+
+def _unpointer(path: str) -> list[str]:
+    if not path.startswith("/"):
+        raise PatchError(f"path {path!r} is not a JSON pointer")
+    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
+
+
+def apply_patch(document: Mapping[str, Any], ops: list[dict[str, Any]]) -> dict[str, Any]:
+    """Apply add / remove / replace / test on objects (all CONFIG_DB needs); all or nothing."""
+    doc: dict[str, Any] = copy.deepcopy(dict(document))
+    for op in ops:
+        parts = _unpointer(op["path"])
+        parent: Any = doc
+        for part in parts[:-1]:
+            if not isinstance(parent, dict) or part not in parent:
+                raise PatchError(f"{op['op']} {op['path']}: {part!r} does not exist")
+            parent = parent[part]
+        last = parts[-1]
+        if not isinstance(parent, dict):
+            raise PatchError(f"{op['op']} {op['path']}: parent is not an object")
+        kind = op["op"]
+        if kind == "add":
+            parent[last] = copy.deepcopy(op["value"])
+        elif kind == "replace":
+            if last not in parent:
+                raise PatchError(f"replace {op['path']}: does not exist")
+            parent[last] = copy.deepcopy(op["value"])
+        elif kind == "remove":
+            if last not in parent:
+                raise PatchError(f"remove {op['path']}: does not exist")
+            del parent[last]
+        elif kind == "test":
+            if parent.get(last) != op["value"]:
+                raise PatchError(f"test {op['path']}: value differs")
+        else:
+            raise PatchError(f"unsupported op {kind!r}")
+    return doc
+
+
+@dataclass(frozen=True, slots=True)
+class FieldChange:
+    kind: str  # "add" | "remove" | "change"
+    table: str
+    key: str
+    field: str  # "" when a whole key is added or removed
+    old: Any  # None for "add"
+    new: Any  # None for "remove"
+
+    def render(self) -> str:
+        where = f"{self.table}|{self.key}" + (f".{self.field}" if self.field else "")
+        if self.kind == "add":
+            return f"+ {where} = {self.new}"
+        if self.kind == "remove":
+            return f"- {where} (was {self.old})"
+        return f"~ {where}: {self.old} -> {self.new}"
+
+
+def semantic_diff(running: Mapping[str, Any], target: Mapping[str, Any]) -> list[FieldChange]:
+    """The same change as `json_patch`, as table / key / field, old -> new, for people."""
+    changes = []
+    for op in json_patch(running, target):
+        table, *rest = _unpointer(op["path"])
+        kind = {"add": "add", "remove": "remove", "replace": "change"}[op["op"]]
+        if not rest:  # a whole table: one change per key
+            entries = op["value"] if kind == "add" else running[table]
+            for key, entry in sorted(entries.items()):
+                changes.append(FieldChange(kind, table, key, "", None if kind == "add" else entry,
+                                           entry if kind == "add" else None))
+            continue
+        key, name = rest[0], (rest[1] if len(rest) > 1 else "")
+        old_entry = running.get(table, {}).get(key)
+        old = None if kind == "add" else (old_entry[name] if name else old_entry)
+        changes.append(FieldChange(kind, table, key, name, old, None if kind == "remove" else op["value"]))
+    return changes
