@@ -1,0 +1,1 @@
+"""NOS drivers for the deploy pipeline (one module per NOS)."""

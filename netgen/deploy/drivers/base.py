@@ -1,0 +1,116 @@
+"""The NOS driver contract used by the deploy pipeline: read state for the checks, stage the
+intended config and show the diff, commit with a way back, confirm or roll back.
+
+A driver holds one netmiko connection to one device. Drivers are plugins keyed by NOS, so adding
+a NOS adds one module here and never touches the pipeline.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from netgen.deploy.checks import Facts
+from netgen.topology.model import Device
+
+
+class DriverError(Exception):
+    """The device refused or failed a step; the message says which and what it answered."""
+
+
+@dataclass(frozen=True)
+class StagedChange:
+    """What a push would change. `text` is for people (a unified diff, or table/key/field lines);
+    `changes` counts the changed lines or fields (0 = the device already runs the intent)."""
+
+    text: str
+    changes: int
+    detail: dict[str, Any]  # e.g. {"patch": [...RFC 6902...], "frr_diff": "..."}
+
+    @property
+    def empty(self) -> bool:
+        return self.changes == 0
+
+
+class Connection(Protocol):
+    """The part of a netmiko connection the drivers use."""
+
+    def send_command(self, command_string: str, *args: Any, **kwargs: Any) -> Any: ...
+
+    def send_command_timing(self, command_string: str, *args: Any, **kwargs: Any) -> Any: ...
+
+    def send_config_set(self, config_commands: Any = None, *args: Any, **kwargs: Any) -> str: ...
+
+    def enable(self, *args: Any, **kwargs: Any) -> str: ...
+
+    def disconnect(self) -> None: ...
+
+
+class Driver(Protocol):
+    nos: ClassVar[str]
+    name: str
+
+    # --- read (DeviceState, for the checks) ---
+    def facts(self) -> Facts: ...
+
+    def bgp_peers(self) -> dict[str, str]: ...
+
+    def pfc_priorities(self) -> dict[str, set[int]]: ...
+
+    def pfc_storms(self) -> list[str]: ...
+
+    def interface_errors(self) -> dict[str, int]: ...
+
+    def config_diff(self) -> str: ...
+
+    # --- change ---
+    def stage(self) -> StagedChange:
+        """Compute (EOS: load into a config session) the change from running to intended."""
+        ...
+
+    def discard(self) -> None:
+        """Drop a staged change without applying it (dry run, or nothing to do)."""
+        ...
+
+    def commit(self, confirm_timeout_s: int) -> None:
+        """Apply the staged change so that it can still be undone: EOS `commit timer`, SONiC a
+        checkpoint taken before `config apply-patch`."""
+        ...
+
+    def confirm(self) -> None:
+        """Make the committed change permanent (EOS confirm the session, SONiC `config save`)."""
+        ...
+
+    def rollback(self) -> None:
+        """Return to the config the device ran before `commit`."""
+        ...
+
+
+DriverFactory = Callable[[Connection, Device, Mapping[str, str], str], Driver]
+DRIVERS: dict[str, DriverFactory] = {}
+
+
+def register(nos: str) -> Callable[[DriverFactory], DriverFactory]:
+    def add(factory: DriverFactory) -> DriverFactory:
+        DRIVERS[nos] = factory
+        return factory
+    return add
+
+
+def load_drivers() -> dict[str, DriverFactory]:
+    import netgen.deploy.drivers.eos  # noqa: PLC0415  (registration side effect)
+    import netgen.deploy.drivers.sonic  # noqa: F401, PLC0415
+
+    return DRIVERS
+
+
+CHANGE_ID = re.compile(r"^[a-z0-9-]{1,32}$")
+
+
+def check_change_id(change_id: str) -> str:
+    """Change ids name EOS sessions and SONiC checkpoints: keep them short and shell-safe."""
+    if not CHANGE_ID.match(change_id):
+        raise DriverError(f"change id {change_id!r}: use 1-32 lowercase letters, digits and '-'")
+    return change_id
