@@ -72,6 +72,8 @@ CASES = [
      "hostname 'z01-rtsw002', expected 'z01-rtsw001'"),
     (MODEL, FakeDevice(facts_=Facts("z01-rtsw001", "Force10-S6000", "sonic", "x")), Outcome.FAIL, "Force10-S6000"),
     (MODEL, FakeDevice(broken=True), Outcome.ERROR, "ConnectionError: session dropped"),
+    (VerifyModel(VerifyModel.Inputs(hostname="z01-rtsw001", nos="sonic")),
+     FakeDevice(facts_=Facts("z01-rtsw001", "anything", "sonic", "x")), Outcome.PASS, "model not checked"),
     (BGP, FakeDevice(), Outcome.PASS, "2 neighbours Established"),
     (BGP, FakeDevice(peers={"10.1.16.0": "Established", "10.1.16.2": "Active"}), Outcome.FAIL, "10.1.16.2 Active"),
     (BGP, FakeDevice(peers={"10.1.16.0": "Established"}), Outcome.FAIL, "10.1.16.2 not configured"),

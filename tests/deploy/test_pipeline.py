@@ -1,0 +1,240 @@
+"""The deploy pipeline's decisions, against scripted fake devices on real Nornir: which status each
+device ends in, that the old or the new config is what remains, and that a failed batch stops the
+rollout before later batches are touched. (End-to-end runs against SSH endpoints are elsewhere.)"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from nornir.core.plugins.connections import ConnectionPluginRegister
+
+from netgen.checks import DesignContext
+from netgen.deploy import pipeline
+from netgen.deploy.checks import Facts
+from netgen.deploy.drivers.base import DriverError, StagedChange
+from netgen.deploy.inventory import Credentials, DeployFile, RolloutPolicy, make_nornir, nornir_inventory
+from netgen.deploy.pipeline import DeployOptions, DeviceOutcome, Status, deploy_one, run_rollout, select
+from netgen.deploy.rollout import plan_batches
+from netgen.intent import load_fabric
+from netgen.platforms.routing import bgp_plan
+from netgen.topology import expand
+from tests.conftest import SMALL
+
+pytestmark = pytest.mark.render
+
+LOADED = load_fabric(SMALL)
+CTX = DesignContext(LOADED.fabric, LOADED.catalog, expand(LOADED.fabric, LOADED.catalog))
+
+
+@dataclass
+class FakeSwitch:
+    """What a device holds: its running config, and scripted faults."""
+
+    name: str
+    running: str = "old"
+    faults: set[str] = field(default_factory=set)
+    events: list[tuple[str, float]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class FakeDriver:
+    nos = "fake"
+
+    def __init__(self, switch: FakeSwitch, intended: str = "new") -> None:
+        self.switch, self.name, self.intended = switch, switch.name, intended
+        device = CTX.topology.devices[switch.name]
+        self.peers = [n.address for n in bgp_plan(CTX, device).neighbors]
+        self.ports = [p.name for p in CTX.topology.ports[switch.name]]
+        self.before: str | None = None
+
+    def facts(self) -> Facts:
+        device = CTX.topology.devices[self.name]
+        model = CTX.model(device)
+        hwsku = model.sonic.hwsku if model.sonic else "x"
+        return Facts("wrong-name" if "wrong_host" in self.switch.faults else self.name, hwsku, device.nos, "1.0")
+
+    def bgp_peers(self) -> dict[str, str]:
+        down = "bgp_down" in self.switch.faults and self.switch.running == self.intended
+        return dict.fromkeys(self.peers, "Idle" if down else "Established")
+
+    def pfc_priorities(self) -> dict[str, set[int]]:
+        return {p: {3} for p in self.ports}
+
+    def pfc_storms(self) -> list[str]:
+        return ["Ethernet0"] if "storm" in self.switch.faults else []
+
+    def interface_errors(self) -> dict[str, int]:
+        return {}
+
+    def config_diff(self) -> str:
+        return "" if self.switch.running == self.intended else f"-{self.switch.running}\n+{self.intended}\n"
+
+    def stage(self) -> StagedChange:
+        if "refuse" in self.switch.faults:
+            raise DriverError(f"{self.name}: % Invalid input")
+        diff = self.config_diff()
+        return StagedChange(diff, 0 if not diff else 2, {})
+
+    def discard(self) -> None:
+        pass
+
+    def commit(self, confirm_timeout_s: int) -> None:
+        self.switch.events.append(("commit", time.time()))
+        if "drop_before_commit" in self.switch.faults:
+            raise EOFError("connection dropped")
+        self.before = self.switch.running
+        self.switch.running = self.intended
+        time.sleep(0.02)  # a commit window long enough to overlap if batches were wrong
+        if "drop_after_commit" in self.switch.faults:
+            raise EOFError("connection dropped")
+
+    def confirm(self) -> None:
+        self.switch.events.append(("confirm", time.time()))
+
+    def rollback(self) -> None:
+        if "rollback_fails" in self.switch.faults:
+            raise OSError("device unreachable")
+        self.switch.running = self.before if self.before is not None else self.switch.running
+        self.switch.events.append(("rollback", time.time()))
+
+
+def _outcome(name: str) -> DeviceOutcome:
+    device = CTX.topology.devices[name]
+    return DeviceOutcome(name, device.role.value, device.zone, device.nos, 1)
+
+
+def _deploy(switch: FakeSwitch, dry_run: bool = False, recover: bool = True) -> DeviceOutcome:
+    driver = FakeDriver(switch)
+    options = DeployOptions(change_id="t1", dry_run=dry_run, post_check_timeout_s=0.0)
+    # a reconnect gives a fresh driver on the same device (what it committed is on the switch)
+    reconnect = (lambda: _reconnect(driver)) if recover else None
+    return deploy_one(driver, CTX, CTX.topology.devices[switch.name], options, _outcome(switch.name), reconnect)
+
+
+def _reconnect(old: FakeDriver) -> FakeDriver:
+    fresh = FakeDriver(old.switch)
+    fresh.before = old.before
+    return fresh
+
+
+@pytest.mark.parametrize(("faults", "dry_run", "status", "running", "stage"), [
+    (set(), False, Status.CHANGED, "new", "confirm"),
+    (set(), True, Status.DRY_RUN, "old", "diff"),
+    ({"bgp_down"}, False, Status.ROLLED_BACK, "old", "rollback"),
+    ({"storm"}, False, Status.FAILED, "old", "pre-check"),
+    ({"wrong_host"}, False, Status.FAILED, "old", "pre-check"),
+    ({"refuse"}, False, Status.FAILED, "old", "diff"),
+    ({"drop_before_commit"}, False, Status.ROLLED_BACK, "old", "commit"),
+    ({"drop_after_commit"}, False, Status.ROLLED_BACK, "old", "commit"),
+    ({"drop_after_commit", "rollback_fails"}, False, Status.UNCONFIRMED, "new", "commit"),
+])
+def test_device_ends_in_old_or_new_config(faults, dry_run, status, running, stage):
+    switch = FakeSwitch("z01-rtsw001", faults=set(faults))
+    outcome = _deploy(switch, dry_run)
+    assert outcome.status is status, outcome.error
+    assert switch.running == running  # exactly old or exactly new, never in between
+    assert outcome.stage == stage
+    if status in (Status.FAILED, Status.ROLLED_BACK, Status.UNCONFIRMED):
+        assert outcome.error
+    if status is Status.UNCONFIRMED:
+        assert "rollback after reconnect failed" in outcome.error
+
+
+def test_converged_device_is_unchanged_and_not_committed():
+    switch = FakeSwitch("z01-rtsw001", running="new")
+    outcome = _deploy(switch)
+    assert outcome.status is Status.UNCHANGED and outcome.changes == 0 and switch.events == []
+
+
+def test_post_check_failure_reports_which_check():
+    outcome = _deploy(FakeSwitch("z01-ctsw01", faults={"bgp_down"}))
+    assert outcome.status is Status.ROLLED_BACK
+    assert "bgp-established" in outcome.error and "not Established" in outcome.error
+    failed = [c for c in outcome.checks if c["outcome"] != "pass"]
+    assert [c["check"] for c in failed] == ["bgp-established"]
+
+
+def test_limit_patterns():
+    names = list(CTX.topology.devices)
+    assert select(names, CTX.topology.devices, "z01-rtsw00[12]") == ["z01-rtsw001", "z01-rtsw002"]
+    assert select(names, CTX.topology.devices, "role:atsw") == ["atsw01", "atsw02"]
+    assert len(select(names, CTX.topology.devices, "zone:2,atsw01")) == 9
+
+
+# --- the rollout on real Nornir with a fake connection plugin ---------------------------------------
+
+
+class FakeConnection:
+    """Stands in for nornir_netmiko's connection plugin: hands out the device's fake switch."""
+
+    def open(self, hostname: Any, username: Any, password: Any, port: Any, platform: Any,
+             extras: Any = None, configuration: Any = None) -> None:
+        self.connection = hostname
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def fleet(monkeypatch):
+    switches = {name: FakeSwitch(name) for name in CTX.topology.devices}
+    monkeypatch.setitem(ConnectionPluginRegister.available, "netmiko", FakeConnection)
+    drivers = {nos: (lambda conn, device, files, change_id: FakeDriver(switches[device.name]))
+               for nos in ("eos", "sonic")}
+    monkeypatch.setattr(pipeline, "load_drivers", lambda: drivers)
+    return switches
+
+
+def _rollout(switches, names, policy=None, **options):
+    policy = policy or RolloutPolicy(workers=8)
+    creds = Credentials("u", None, None, "test")
+    nr = make_nornir(nornir_inventory(CTX.topology, DeployFile(), names, creds, None), policy.workers)
+    batches = plan_batches(CTX.topology, names, policy)
+    files = {n: {} for n in names}
+    return run_rollout(nr, CTX, batches, files, DeployOptions(change_id="t1", post_check_timeout_s=0.0, **options))
+
+
+def test_rollout_changes_everything_in_batches(fleet):
+    report = _rollout(fleet, list(CTX.topology.devices))
+    assert report.ok and report.counts() == {"changed": 18}
+    assert all(s.running == "new" for s in fleet.values())
+
+
+def test_canary_post_check_failure_stops_before_anything_else_is_touched(fleet):
+    fleet["z01-rtsw001"].faults.add("bgp_down")
+    report = _rollout(fleet, list(CTX.topology.devices))
+    assert not report.ok and report.stopped and "a canary failed" in report.stopped_reason
+    assert report.devices["z01-rtsw001"].status is Status.ROLLED_BACK
+    assert report.counts() == {"rolled_back": 1, "not_touched": 17}
+    assert all(s.running == "old" and not s.events for n, s in fleet.items() if n != "z01-rtsw001")
+
+
+def test_failed_batch_stops_later_batches_and_max_failures_allows_some(fleet):
+    fleet["z01-rtsw003"].faults.add("refuse")  # lands in the second RTSW batch
+    report = _rollout(fleet, list(CTX.topology.devices))
+    assert report.stopped and report.devices["z01-rtsw003"].status is Status.FAILED
+    later = [o for o in report.devices.values() if o.batch > report.devices["z01-rtsw003"].batch]
+    assert later and all(o.status is Status.NOT_TOUCHED for o in later)
+    for switch in fleet.values():
+        switch.faults.clear()
+        switch.running = "old"
+    fleet["z01-rtsw003"].faults.add("refuse")
+    report = _rollout(fleet, list(CTX.topology.devices), max_failures=1)
+    assert not report.stopped and report.counts() == {"changed": 17, "failed": 1}
+
+
+def test_no_two_spines_of_a_zone_in_the_commit_window_at_once(fleet):
+    names = [n for n in CTX.topology.devices if "ctsw" in n]
+    report = _rollout(fleet, names, RolloutPolicy(workers=20))
+    windows: dict[int, list[tuple[float, float]]] = {}
+    for outcome in report.devices.values():
+        assert outcome.commit_started is not None and outcome.commit_ended is not None
+        windows.setdefault(outcome.zone, []).append((outcome.commit_started, outcome.commit_ended))
+    for spans in windows.values():
+        spans.sort()
+        assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))
