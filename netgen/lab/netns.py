@@ -335,6 +335,11 @@ class NetnsBackend(StatefulBackend):
         state = self.state() if self._state is None and self.exists() else self._state
         if state is None:
             raise LabError(f"no lab named {self.lab!r} (no {self.state_path})")
+        # SSH management (netgen/lab/endpoints.py) goes first: its bridge and mounts live outside
+        # the namespaces, and its record lives in the lab directory removed below.
+        from netgen.lab.endpoints import stop_management  # noqa: PLC0415  (endpoints imports this module)
+
+        stop_management(self)
         present = existing_namespaces()
         ours = [ns for ns in state["namespaces"] if ns in present]
         stopped: set[int] = set()

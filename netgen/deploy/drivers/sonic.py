@@ -11,17 +11,20 @@ Change flow, as SONiC's generic config updater documents it (sonic.md section 5)
 SONiC has no commit timer: if the connection drops after commit, the device stays on the new
 config and the report says it was not confirmed.
 
-Files travel as base64 in short chunks, so no rendered byte is ever interpreted by the shell.
+Files travel over SCP, so no rendered byte is ever interpreted by the shell.
 """
 
 from __future__ import annotations
 
-import base64
 import difflib
 import json
 import shlex
+import tempfile
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from pathlib import Path, PurePosixPath
+from typing import Any, ClassVar, cast
+
+from netmiko import file_transfer
 
 from netgen.deploy.checks import Facts
 from netgen.deploy.drivers.base import Connection, DriverError, StagedChange, check_change_id, register
@@ -30,7 +33,6 @@ from netgen.topology.model import Device
 
 FRR_PATH = "/etc/sonic/frr/frr.conf"  # the bgp container sees it as /etc/frr/frr.conf
 FRR_RELOAD = "docker exec bgp /usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf"
-CHUNK = 3000  # base64 characters per shell line
 RC_MARK = "__NETGEN_RC="
 
 
@@ -64,12 +66,20 @@ class SonicDriver:
         return rc, text
 
     def put_file(self, path: str, content: str) -> None:
-        encoded = base64.b64encode(content.encode()).decode()
-        tmp = shlex.quote(f"{path}.netgen-b64")
-        self.run(f"{self.sudo}rm -f {tmp}")
-        for i in range(0, len(encoded), CHUNK):
-            self.run(f"printf %s {encoded[i:i + CHUNK]} | {self.sudo}tee -a {tmp} >/dev/null")
-        self.run(f"{self.sudo}sh -c {shlex.quote(f'base64 -d {tmp} > {shlex.quote(path)} && rm -f {tmp}')}")
+        """Copy a file over SCP (netmiko file_transfer, md5-verified) and move it into place: no
+        byte of it passes through the shell, and command lines stay short (bash wraps long ones
+        past netmiko's terminal width)."""
+        name = f"netgen-{self.change_id}-{PurePosixPath(path).name}"
+        with tempfile.TemporaryDirectory() as folder:
+            local = Path(folder) / name
+            local.write_text(content)
+            try:
+                file_transfer(cast(Any, self.conn), source_file=str(local), dest_file=name, file_system="/tmp",
+                              direction="put", overwrite_file=True)
+            except Exception as exc:
+                raise DriverError(f"{self.name}: copying {path} failed: {type(exc).__name__}: {exc}") from None
+        if path != f"/tmp/{name}":
+            self.run(f"{self.sudo}mv /tmp/{name} {shlex.quote(path)}")
 
     def running_config_db(self) -> dict[str, Any]:
         _, text = self.run(f"{self.sudo}show runningconfiguration all")
@@ -79,6 +89,9 @@ class SonicDriver:
             raise DriverError(f"{self.name}: `show runningconfiguration all` is not JSON: {text[:200]!r}") from None
         if not isinstance(data, dict):
             raise DriverError(f"{self.name}: running CONFIG_DB is not a JSON object")
+        # `show runningconfiguration all` adds FRR's running config as "bgpraw"; it is not a
+        # CONFIG_DB table (GCU drops it too), and frr.conf is diffed on its own.
+        data.pop("bgpraw", None)
         return data
 
     def running_frr(self) -> str:
@@ -154,7 +167,7 @@ class SonicDriver:
     def commit(self, confirm_timeout_s: int) -> None:
         staged = self._staged or self.stage()
         self.run(f"{self.sudo}config checkpoint {self._checkpoint()}")
-        patch_file = f"/tmp/netgen-{self.change_id}.patch.json"
+        patch_file = f"/tmp/netgen-{self.change_id}-patch.json"
         if staged.detail["patch"]:
             self.put_file(patch_file, json.dumps(staged.detail["patch"], indent=1))
             self.run(f"{self.sudo}config apply-patch {patch_file}")
@@ -166,7 +179,7 @@ class SonicDriver:
     def confirm(self) -> None:
         self.run(f"{self.sudo}config save -y")
         self.run(f"{self.sudo}config delete-checkpoint {self._checkpoint()}", check=False)
-        self.run(f"{self.sudo}rm -f {FRR_PATH}.netgen-{self.change_id} /tmp/netgen-{self.change_id}.patch.json",
+        self.run(f"{self.sudo}rm -f {FRR_PATH}.netgen-{self.change_id} /tmp/netgen-{self.change_id}-patch.json",
                  check=False)
 
     def rollback(self) -> None:
