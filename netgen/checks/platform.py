@@ -112,3 +112,31 @@ class EosWatchdogAction:
                             f"PFC watchdog action '{wd.action}' on EOS ({devices_text(devices)}): only `drop` is"
                             " confirmed for `priority-flow-control pause watchdog action`",
                             "set qos.pfc_watchdog.action: drop, or leave this tier out of qos.pfc_watchdog.tiers")
+
+
+EOS_WATCHDOG_STEP_MS = 10  # timeout / recovery-time take 2 decimal places of a second (AVD's EOS schema)
+
+
+@register
+class EosWatchdogTimers:
+    code: ClassVar[str] = "NG506"
+    title: ClassVar[str] = "PFC watchdog timeout and recovery fit EOS's 10 ms steps"
+
+    def run(self, ctx: DesignContext) -> Iterator[Finding]:
+        wd = ctx.fabric.qos.pfc_watchdog
+        if not wd.enabled:
+            return
+        odd = [(label, ms) for label, ms in (("detection_time_ms", wd.detection_time_ms),
+                                             ("restoration_time_ms", wd.restoration_time_ms))
+               if ms % EOS_WATCHDOG_STEP_MS]
+        if not odd:
+            return
+        for role, name, model, devices in ctx.tier_models():
+            if model.nos.value == "eos" and role.value in wd.tiers and model.capabilities.pfc_watchdog:
+                for label, ms in odd:
+                    yield error(self.code, f"{role.value} model {name}",
+                                f"qos.pfc_watchdog.{label} {ms} ms on EOS ({devices_text(devices)}): EOS takes the"
+                                f" watchdog timeout and recovery time in steps of {EOS_WATCHDOG_STEP_MS} ms"
+                                " (two decimal places of a second), so it would refuse the line",
+                                f"use a multiple of {EOS_WATCHDOG_STEP_MS} ms, e.g."
+                                f" {ms // EOS_WATCHDOG_STEP_MS * EOS_WATCHDOG_STEP_MS or EOS_WATCHDOG_STEP_MS}")

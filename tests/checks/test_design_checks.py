@@ -466,6 +466,15 @@ CASES: list[Case] = [
     Case("NG505", "eos-watchdog-alert-off-tier",
          combine(setting("qos.pfc_watchdog.action", "alert"), setting("qos.pfc_watchdog.tiers", ["ctsw"])), None),
     Case("NG505", "eos-watchdog-drop", setting("qos.pfc_watchdog.action", "drop"), None),
+    # NG506: EOS watchdog timeout / recovery in 10 ms steps (the zone-2 EOS RTSWs run the watchdog)
+    Case("NG506", "eos-watchdog-105ms", setting("qos.pfc_watchdog.detection_time_ms", 105), ERROR,
+         "qos.pfc_watchdog.detection_time_ms 105 ms on EOS"),
+    Case("NG506", "eos-watchdog-recovery-255ms", setting("qos.pfc_watchdog.restoration_time_ms", 255), ERROR,
+         "restoration_time_ms 255 ms"),
+    Case("NG506", "eos-watchdog-off-tier",
+         combine(setting("qos.pfc_watchdog.detection_time_ms", 105), setting("qos.pfc_watchdog.tiers", ["ctsw"])),
+         None),
+    Case("NG506", "eos-watchdog-110ms", setting("qos.pfc_watchdog.detection_time_ms", 110), None),
 ]
 
 
