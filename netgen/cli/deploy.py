@@ -162,7 +162,8 @@ def deploy(fabric: str, limit: str | None, configs: Path | None, credentials: Pa
     if problems:  # the planner's own rules, checked again: a bug if this ever fires
         _fail("rollout plan breaks its policy: " + "; ".join(problems), as_json, EXIT_INTERNAL)
     options = DeployOptions(change_id=change, dry_run=dry_run, confirm_timeout_s=policy.confirm_timeout_s,
-                            post_check_timeout_s=post_check_timeout, max_failures=policy.max_failures)
+                            post_check_timeout_s=post_check_timeout, max_failures=policy.max_failures,
+                            command_timeout_s=deploy_file.ssh.command_timeout_s)
     nr = make_nornir(nornir_inventory(ctx.topology, deploy_file, names, creds, hosts_file), policy.workers)
     if not as_json:
         out.print(f"{'dry run' if dry_run else 'deploy'} {change}: {len(names)} device(s) in {len(batches)} batch(es)"
@@ -249,7 +250,7 @@ def check(fabric: str, limit: str | None, configs: Path | None, credentials: Pat
         device = ctx.topology.devices[task.host.name]
         try:
             conn = task.host.get_connection("netmiko", task.nornir.config)
-            driver = drivers[device.nos](conn, device, files[device.name], "check")
+            driver = drivers[device.nos](conn, device, files[device.name], "check", deploy_file.ssh.command_timeout_s)
             peers = tuple(n.address for n in bgp_plan(ctx, device).neighbors)
             checks = post_checks(ctx, device, peers, {})
             results[device.name] = [c.run(driver) for c in checks]

@@ -25,6 +25,7 @@ from nornir.core.inventory import (
     Inventory,
     ParentGroups,
 )
+from nornir.core.plugins.connections import ConnectionPluginRegister
 from nornir.plugins.runners import ThreadedRunner
 from pydantic import Field, SecretStr, StringConstraints
 
@@ -187,6 +188,8 @@ def nornir_inventory(topology: Topology, deploy: DeployFile, names: list[str], c
 
 def make_nornir(inventory: Inventory, workers: int) -> Nornir:
     """Nornir with its threaded runner and a bounded worker count; no config file, no logging file."""
+    if "netmiko" not in ConnectionPluginRegister.available:  # nornir_netmiko's (InitNornir would do this)
+        ConnectionPluginRegister.auto_register()
     config = Config(runner=RunnerConfig(plugin="threaded", options={"num_workers": workers}),
                     logging=LoggingConfig(enabled=False))
     return Nornir(inventory=inventory, runner=ThreadedRunner(num_workers=workers), config=config)

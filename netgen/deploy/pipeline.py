@@ -68,9 +68,20 @@ class DeviceOutcome:
     commit_started: float | None = None  # epoch seconds: the commit window
     commit_ended: float | None = None
     seconds: float = 0.0
+    stage_seconds: dict[str, float] = field(default_factory=dict)  # where the time went
+
+    def enter(self, stage: str) -> None:
+        """Mark the start of a stage; the previous one's duration is recorded."""
+        now = time.monotonic()
+        if self.stage and self._mark is not None:
+            self.stage_seconds[self.stage] = round(self.stage_seconds.get(self.stage, 0.0) + now - self._mark, 3)
+        self.stage, self._mark = stage, now
+
+    _mark: float | None = field(default=None, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        data.pop("_mark")
         data["status"] = self.status.value
         return data
 
@@ -82,6 +93,7 @@ class DeployOptions:
     confirm_timeout_s: int = 300
     post_check_timeout_s: float = 60.0
     max_failures: int = 0
+    command_timeout_s: float = 120.0  # one command; a dropped session shows up as this timeout
 
 
 def select(names: list[str], devices: Mapping[str, Device], limit: str | None) -> list[str]:
@@ -141,7 +153,7 @@ def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: Depl
     started = time.monotonic()
     committed = False
     try:
-        outcome.stage = "pre-check"
+        outcome.enter("pre-check")
         results = [c.run(driver) for c in pre_checks(ctx, device)]
         outcome.checks += [r.as_dict() for r in results]
         if not all(r.ok for r in results):
@@ -151,7 +163,7 @@ def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: Depl
         up_before = tuple(sorted(p for p, state in peers.items() if state == "Established"))
         errors_before = driver.interface_errors()
 
-        outcome.stage = "diff"
+        outcome.enter("diff")
         staged = driver.stage()
         outcome.diff, outcome.changes = staged.text, staged.changes
         if options.dry_run or staged.empty:
@@ -159,12 +171,12 @@ def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: Depl
             outcome.status = Status.DRY_RUN if options.dry_run else Status.UNCHANGED
             return outcome
 
-        outcome.stage = "commit"
+        outcome.enter("commit")
         outcome.commit_started = time.time()
         committed = True
         driver.commit(options.confirm_timeout_s)
 
-        outcome.stage = "post-check"
+        outcome.enter("post-check")
         checks = post_checks(ctx, device, up_before, errors_before)
         deadline = time.monotonic() + options.post_check_timeout_s
         while True:
@@ -174,11 +186,11 @@ def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: Depl
             time.sleep(1.0)  # sessions need a few seconds to come back after a change
         outcome.checks += [r.as_dict() for r in results]
         if all(r.ok for r in results):
-            outcome.stage = "confirm"
+            outcome.enter("confirm")
             driver.confirm()
             outcome.status = Status.CHANGED
         else:
-            outcome.stage = "rollback"
+            outcome.enter("rollback")
             outcome.error = "post-check failed: " + _failed_detail(results)
             driver.rollback()
             outcome.status = Status.ROLLED_BACK
@@ -191,6 +203,7 @@ def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: Depl
             outcome.commit_ended = time.time()
         return outcome
     finally:
+        outcome.enter(outcome.stage)  # close the last stage's timer
         outcome.seconds = round(time.monotonic() - started, 3)
 
 
@@ -255,14 +268,14 @@ def run_rollout(nr: Nornir, ctx: DesignContext, batches: list[Batch], files: Map
 
         def connect() -> Driver:
             conn = task.host.get_connection("netmiko", task.nornir.config)
-            return drivers[device.nos](conn, device, files[name], options.change_id)
+            return drivers[device.nos](conn, device, files[name], options.change_id, options.command_timeout_s)
 
         def reconnect() -> Driver:
             task.host.close_connection("netmiko")
             return connect()
 
         try:
-            outcome.stage = "connect"
+            outcome.enter("connect")
             driver = connect()
         except Exception as exc:
             outcome.status, outcome.error = Status.FAILED, f"connect: {type(exc).__name__}: {exc}"[:800]

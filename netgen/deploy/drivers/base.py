@@ -94,7 +94,8 @@ class Driver(Protocol):
         ...
 
 
-DriverFactory = Callable[[Connection, Device, Mapping[str, str], str], Driver]
+# (connection, device, rendered files, change id, command timeout in seconds)
+DriverFactory = Callable[[Connection, Device, Mapping[str, str], str, float], Driver]
 DRIVERS: dict[str, DriverFactory] = {}
 
 

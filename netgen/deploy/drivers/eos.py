@@ -115,6 +115,8 @@ class EosDriver:
     def bgp_peers(self) -> dict[str, str]:
         peers: dict[str, str] = {}
         for command in ("show ip bgp summary", "show ipv6 bgp summary"):
+            if "BGP inactive" in self.show(f"{command} | json"):  # no `router bgp` yet: no peers
+                continue
             vrf = self.show_json(command).get("vrfs", {}).get("default", {})
             for address, info in vrf.get("peers", {}).items():
                 peers[address] = str(info.get("peerState", "?"))
@@ -177,7 +179,8 @@ class EosDriver:
         # error for every refused line; both outputs below are scanned for them.
         output = str(self.conn.config_mode(config_command=f"configure session {self.session}"))
         self.conn.write_channel("".join(f"{line}\n" for line in lines))
-        output += str(self.conn.read_channel_timing(last_read=0.5, read_timeout=self.timeout))
+        # a big config takes the switch a while: allow the command timeout plus 50 ms a line
+        output += str(self.conn.read_channel_timing(last_read=0.5, read_timeout=self.timeout + 0.05 * len(lines)))
         diff = str(self.conn.send_command("show session-config diffs", expect_string=r"\)#\s*$",
                                           read_timeout=self.timeout))
         refused = [line for line in (output + "\n" + diff).splitlines() if re.search(ERROR_PATTERN, line)]
@@ -216,5 +219,6 @@ class EosDriver:
 
 
 @register("eos")
-def eos_driver(conn: Connection, device: Device, files: Mapping[str, str], change_id: str) -> EosDriver:
-    return EosDriver(conn, device, files, change_id)
+def eos_driver(conn: Connection, device: Device, files: Mapping[str, str], change_id: str,
+               timeout: float) -> EosDriver:
+    return EosDriver(conn, device, files, change_id, command_timeout_s=timeout)

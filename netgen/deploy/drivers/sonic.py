@@ -191,6 +191,8 @@ class SonicDriver:
 
 
 @register("sonic")
-def sonic_driver(conn: Connection, device: Device, files: Mapping[str, str], change_id: str) -> SonicDriver:
+def sonic_driver(conn: Connection, device: Device, files: Mapping[str, str], change_id: str,
+                 timeout: float) -> SonicDriver:
     # root needs no sudo (lab endpoints log in as root; SONiC's admin is NOPASSWD in sudoers)
-    return SonicDriver(conn, device, files, change_id, sudo=getattr(conn, "username", "") != "root")
+    return SonicDriver(conn, device, files, change_id, sudo=getattr(conn, "username", "") != "root",
+                       command_timeout_s=timeout)

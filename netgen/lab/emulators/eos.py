@@ -596,6 +596,9 @@ class EosFaults:
     bgp_down: Mapping[str, str] = field(default_factory=dict)  # peer -> BGP state shown (e.g. Active, Idle)
     pfc_storm: Mapping[str, int] = field(default_factory=dict)  # interface -> stuck tx-queue in the watchdog
     interface_errors: Mapping[str, int] = field(default_factory=dict)  # interface -> FCS/input error count
+    # a change that breaks sessions: from the next commit on, these peers show this state, until
+    # that commit is rolled back (a post-check failure the baseline cannot see coming)
+    bgp_down_after_commit: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -618,6 +621,7 @@ class _Session:
     timer: asyncio.TimerHandle | None = None
     expires: float = 0.0
     completed: float | None = None
+    broke: dict[str, str] = field(default_factory=dict)  # sessions this commit took down (fault)
 
 
 class EosDevice:
@@ -659,12 +663,14 @@ class EosDevice:
 
     def set_fault(self, **changes: Any) -> None:
         """E.g. `set_fault(bgp_down=["10.1.16.1"], slow=0.2)`; lists become mappings with a default value."""
-        for name, default in (("bgp_down", "Active"), ("pfc_storm", 3), ("interface_errors", 1)):
+        for name, default in (("bgp_down", "Active"), ("pfc_storm", 3), ("interface_errors", 1),
+                              ("bgp_down_after_commit", "Active")):
             value = changes.get(name)
             if value is not None and not isinstance(value, Mapping):
                 changes[name] = dict.fromkeys(value, default)
-        if "bgp_down" in changes:
-            changes["bgp_down"] = {ARGS["ip"](peer) or peer: state for peer, state in changes["bgp_down"].items()}
+        for key in ("bgp_down", "bgp_down_after_commit"):
+            if key in changes:
+                changes[key] = {ARGS["ip"](peer) or peer: state for peer, state in changes[key].items()}
         with self._lock:
             self._faults = replace(self._faults, **changes)
 
@@ -704,6 +710,10 @@ class EosDevice:
             session.expires = time.time() + timer
             session.timer = self._loop.call_later(timer, self._expire, session)
         self._set_running(session.candidate)
+        if self._faults.bgp_down_after_commit:
+            session.broke = dict(self._faults.bgp_down_after_commit)
+            self._faults = replace(self._faults, bgp_down={**self._faults.bgp_down, **session.broke},
+                                   bgp_down_after_commit={})
         self._event("commit-timer" if timer else "commit", session.name, f"{timer:g} s" if timer else "")
         if not timer:
             self._complete(session)
@@ -720,6 +730,9 @@ class EosDevice:
             session.timer.cancel()
         if session.previous is not None:
             self._set_running(session.previous)
+            if session.broke:  # the old config brings the sessions back
+                self._faults = replace(self._faults, bgp_down={p: s for p, s in self._faults.bgp_down.items()
+                                                               if p not in session.broke})
             self._event("rollback", session.name, why)
         else:
             self._event("abort", session.name, why)

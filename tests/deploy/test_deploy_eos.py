@@ -1,0 +1,192 @@
+"""`netgen deploy` end to end against the EOS emulator (netgen/lab/emulators/eos.py): real Nornir,
+netmiko `arista_eos`, SSH with host keys checked, config sessions with commit timers.
+
+Device state is read from the emulator itself, never from netgen's report, so a report that says
+"rolled back" while the switch kept the change would fail these tests."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from ipaddress import IPv4Address
+from pathlib import Path
+
+import pytest
+import yaml
+
+from netgen.lab.emulators.eos import EosDeviceSpec, EosFleet
+from tests.conftest import META, SMALL, run_cli, topology_of
+
+pytestmark = pytest.mark.deploy
+
+MODELS = {"arista-7804r3a-36p-eos": "DCS-7804R3A", "arista-7808r3a-36p-eos": "DCS-7808R3A",
+          "arista-7060x6-64pe-eos": "DCS-7060X6-64PE"}
+OWNED = ("username admin privilege 15 role network-admin secret sha512 $6$rounds=5000$netgen$notarealhash\n"
+         "interface Management1\n   ip address 192.0.2.10/24\n")
+
+
+@dataclass
+class Site:
+    fabric: Path
+    fleet: EosFleet
+    names: list[str]
+    rendered: dict[str, str]  # device -> rendered EOS config of the original fabric
+
+    def running(self, name: str) -> str:
+        return self.fleet.device(name).running_config()
+
+    def commits(self, name: str) -> list[str]:
+        return [e.kind for e in self.fleet.device(name).history if e.kind in ("commit", "commit-timer")]
+
+    def deploy(self, *args: str) -> tuple[int, dict]:
+        result = run_cli("deploy", str(self.fabric), "--limit", ",".join(self.names), "--json", *args)
+        assert "Traceback" not in result.output
+        return result.exit_code, json.loads(result.stdout)
+
+    def change_weights(self) -> None:
+        """An intent change that touches every device: DWRR weights 50/50 -> 60/40."""
+        data = yaml.safe_load(self.fabric.read_text())
+        data["qos"]["lossless"]["weight"] = 60
+        data["qos"]["classes"][0]["weight"] = 40
+        self.fabric.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def body(config: str) -> list[str]:
+    return [line for line in config.splitlines() if line.strip() and not line.lstrip().startswith("!")
+            and line.strip() != "end"]
+
+
+def _site(tmp_path: Path, source: Path, names: list[str] | None, converged: bool,
+          monkeypatch: pytest.MonkeyPatch) -> Iterator[Site]:
+    folder = tmp_path / "site"
+    folder.mkdir()
+    for item in source.parent.glob("*.yaml"):  # the fabric and its catalog, if it has one
+        shutil.copy(item, folder / item.name)
+    topology = topology_of(folder / "fabric.yaml")
+    names = names or [n for n, d in topology.devices.items() if d.nos == "eos"]
+    out = tmp_path / "rendered"
+    devices = [arg for name in names for arg in ("--device", name)]
+    assert run_cli("render", str(folder / "fabric.yaml"), "-o", str(out), *devices).exit_code == 0
+    rendered = {n: (out / n / f"{n}.cfg").read_text() for n in names}
+    specs = {}
+    for name in names:
+        initial = (rendered[name] + OWNED) if converged else f"hostname {name}\n{OWNED}"
+        specs[name] = EosDeviceSpec(name, model=MODELS[topology.devices[name].model], config=initial)
+    fleet = EosFleet.start(specs)
+    deploy = {"management": {"devices": {n: {"host": fleet.endpoint(n)[0], "port": fleet.endpoint(n)[1]}
+                                         for n in names}},
+              "ssh": {"known_hosts": str(fleet.known_hosts_path), "command_timeout_s": 5},
+              "rollout": {"workers": 20, "confirm_timeout_s": 60}}
+    (folder / "deploy.yaml").write_text(yaml.safe_dump(deploy))
+    monkeypatch.setenv("NETGEN_USERNAME", fleet.username)
+    monkeypatch.setenv("NETGEN_PASSWORD", fleet.password)
+    try:
+        yield Site(folder / "fabric.yaml", fleet, names, rendered)
+    finally:
+        fleet.stop()
+
+
+@pytest.fixture
+def fresh(tmp_path, monkeypatch):
+    """The 14 EOS switches of the small example, knowing only their hostname and management."""
+    yield from _site(tmp_path, SMALL, None, False, monkeypatch)
+
+
+@pytest.fixture
+def converged(tmp_path, monkeypatch):
+    """The same switches already running the small example's configs."""
+    yield from _site(tmp_path, SMALL, None, True, monkeypatch)
+
+
+def test_dry_run_changes_nothing(fresh):
+    before = {n: fresh.running(n) for n in fresh.names}
+    code, report = fresh.deploy("--dry-run")
+    assert code == 0 and report["counts"] == {"dry_run": 14}, json.dumps(report)[:1500]
+    assert all(d["changes"] > 100 for d in report["devices"].values())  # a whole config to add
+    assert {n: fresh.running(n) for n in fresh.names} == before
+    assert all(fresh.commits(n) == [] and fresh.fleet.device(n).pending_sessions == {} for n in fresh.names)
+
+
+def test_deploy_converges_and_keeps_management_then_second_run_is_unchanged(fresh):
+    code, report = fresh.deploy()
+    assert code == 0, report.get("stopped_reason") or report.get("error")
+    assert report["counts"] == {"changed": 14}
+    for name in fresh.names:
+        running = fresh.running(name)
+        owned = set(body(OWNED))
+        assert [line for line in body(running) if line not in owned] == body(fresh.rendered[name])
+        # device-owned blocks survive the replace-style session; the secret never reaches the report
+        assert "interface Management1" in running and "secret sha512" in running
+        assert fresh.commits(name) == ["commit-timer"]
+        assert [e.kind for e in fresh.fleet.device(name).history][-2:] == ["confirm", "write"]
+    assert "notarealhash" not in json.dumps(report)
+    code, again = fresh.deploy()
+    assert code == 0 and again["counts"] == {"unchanged": 14}
+    assert all(fresh.commits(n) == ["commit-timer"] for n in fresh.names)  # no second commit anywhere
+
+
+def test_canary_post_check_failure_stops_the_rollout_before_anything_else(converged):
+    converged.change_weights()
+    canary = "z02-rtsw001"  # the first EOS RTSW is the canary
+    uplink = next(p for p in topology_of(converged.fabric).ports[canary] if p.ipv4 is not None)
+    peer = str(IPv4Address(int(uplink.ipv4.ip) ^ 1))  # the CTSW end of its first uplink
+    converged.fleet.device(canary).set_fault(bgp_down_after_commit=[peer])
+    before = {n: converged.running(n) for n in converged.names}
+    code, report = converged.deploy("--post-check-timeout", "2")
+    assert code == 1 and report["stopped"] and "a canary failed" in report["stopped_reason"]
+    assert report["devices"][canary]["status"] == "rolled_back"
+    assert "bgp-established" in report["devices"][canary]["error"]
+    assert report["counts"] == {"rolled_back": 1, "not_touched": 13}
+    assert {n: converged.running(n) for n in converged.names} == before  # canary back, nobody else touched
+    assert all(converged.commits(n) == [] for n in converged.names if n != canary)
+
+
+@pytest.mark.parametrize(("fault", "status", "ends_on"), [
+    ({"drop_before_commit": True}, "rolled_back", "old"),
+    ({"drop_after_commit": True}, "rolled_back", "old"),
+    ({"command_error": r"bandwidth percent 60"}, "failed", "old"),
+    ({"slow": 0.005}, "changed", "new"),
+])
+def test_fault_leaves_the_old_or_the_new_config(converged, fault, status, ends_on):
+    converged.change_weights()
+    victim = "z01-ctsw02"
+    converged.names = ["z01-ctsw01", victim, "z02-ctsw01"]  # canary ctsw, then the victim's batch
+    old = converged.running(victim)
+    converged.fleet.device(victim).set_fault(**fault)
+    code, report = converged.deploy()
+    outcome = report["devices"][victim]
+    assert outcome["status"] == status, outcome["error"]
+    running = converged.running(victim)
+    if ends_on == "old":
+        assert running == old
+        assert code == 1 and report["stopped"]
+    else:
+        assert running != old and "bandwidth percent 60" in running and code == 0
+    assert converged.fleet.device(victim).pending_sessions == {}  # nothing left half-done
+
+
+def test_twenty_switches_never_two_spines_of_a_zone_in_the_commit_window(tmp_path, monkeypatch):
+    """meta-24k: 16 CTSWs (2 per zone) and 4 ATSWs, 20 workers, one CTSW per zone per batch."""
+    topology = topology_of(META)
+    names = [n for n, d in topology.devices.items() if d.role.value == "ctsw" and d.number <= 2]
+    names += ["atsw01", "atsw02", "atsw03", "atsw04"]
+    sites = _site(tmp_path, META, names, False, monkeypatch)  # keep the generator: it owns the fleet
+    site = next(sites)
+    try:
+        started = time.monotonic()
+        code, report = site.deploy()
+        assert code == 0, report.get("stopped_reason") or report.get("error")
+        assert report["counts"] == {"changed": 20}
+        windows: dict[int, list[tuple[float, float]]] = {}
+        for outcome in report["devices"].values():
+            if outcome["role"] == "ctsw":
+                windows.setdefault(outcome["zone"], []).append((outcome["commit_started"], outcome["commit_ended"]))
+        assert len(windows) == 8 and all(len(spans) == 2 for spans in windows.values())
+        for (_, a_end), (b_start, _) in (sorted(spans) for spans in windows.values()):
+            assert a_end <= b_start, "two CTSWs of one zone were in the commit window at once"
+        print(f"\n20 EOS switches deployed in {time.monotonic() - started:.1f} s with 20 workers")
+    finally:
+        sites.close()
