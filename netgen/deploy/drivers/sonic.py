@@ -138,10 +138,13 @@ class SonicDriver:
         return errors
 
     def config_diff(self) -> str:
-        return self.stage().text
+        return self._compute()[0].text  # read-only: the staged change (and its way back) stays as it is
 
-    # --- change -------------------------------------------------------------------------------
     def stage(self) -> StagedChange:
+        self._staged, self._old_frr = self._compute()
+        return self._staged
+
+    def _compute(self) -> tuple[StagedChange, str]:
         running = self.running_config_db()
         target = overlay_device_owned(self.intended_db, running)
         patch = json_patch(running, target)
@@ -152,11 +155,10 @@ class SonicDriver:
         frr_lines = sum(1 for line in frr_diff.splitlines()
                         if line[:1] in "+-" and not line.startswith(("+++", "---")))
         text = "".join(f"{c.render()}\n" for c in fields) + frr_diff
-        self._old_frr = old_frr
-        self._staged = StagedChange(text, len(fields) + frr_lines,
-                                    {"patch": patch, "frr_diff": frr_diff, "config_db_changes": len(fields),
-                                     "frr_lines": frr_lines})
-        return self._staged
+        staged = StagedChange(text, len(fields) + frr_lines,
+                              {"patch": patch, "frr_diff": frr_diff, "config_db_changes": len(fields),
+                               "frr_lines": frr_lines})
+        return staged, old_frr
 
     def discard(self) -> None:
         self._staged = None

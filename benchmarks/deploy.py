@@ -1,0 +1,82 @@
+"""Deploy benchmark (by hand): 20 emulated EOS switches of meta-24k (16 CTSWs, 2 per zone, and 4
+ATSWs) deployed from scratch with `netgen deploy`, for several worker counts; prints the wall time
+and where each device's time went (mean seconds per pipeline stage).
+
+    python benchmarks/deploy.py [--workers 1 5 20]
+
+The switches are the in-repo EOS emulator (netgen/lab/emulators/eos.py) on 127.0.0.1: network
+latency is ~0, so the figures show netgen's and netmiko's own cost, not a WAN's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from netgen.cli import cli
+from netgen.intent import load_fabric
+from netgen.lab.emulators.eos import EosDeviceSpec, EosFleet
+from netgen.topology import expand
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = {"arista-7804r3a-36p-eos": "DCS-7804R3A", "arista-7808r3a-36p-eos": "DCS-7808R3A",
+          "arista-7060x6-64pe-eos": "DCS-7060X6-64PE"}
+
+
+def run(workers: int) -> dict[str, float]:
+    source = ROOT / "inventory" / "meta-24k"
+    loaded = load_fabric(source)
+    topology = expand(loaded.fabric, loaded.catalog)
+    names = [n for n, d in topology.devices.items() if d.role.value == "ctsw" and d.number <= 2]
+    names += ["atsw01", "atsw02", "atsw03", "atsw04"]
+    with tempfile.TemporaryDirectory() as folder:
+        site = Path(folder)
+        for item in source.glob("*.yaml"):
+            shutil.copy(item, site / item.name)
+        fleet = EosFleet.start({n: EosDeviceSpec(n, model=MODELS[topology.devices[n].model],
+                                                 config=f"hostname {n}\n") for n in names})
+        try:
+            deploy = {"management": {"devices": {n: {"host": fleet.endpoint(n)[0], "port": fleet.endpoint(n)[1]}
+                                                 for n in names}},
+                      "ssh": {"known_hosts": str(fleet.known_hosts_path)},
+                      "rollout": {"workers": workers}}
+            (site / "deploy.yaml").write_text(yaml.safe_dump(deploy))
+            os.environ["NETGEN_USERNAME"], os.environ["NETGEN_PASSWORD"] = fleet.username, fleet.password
+            started = time.monotonic()
+            result = CliRunner().invoke(cli, ["deploy", str(site / "fabric.yaml"), "--limit", ",".join(names),
+                                              "--json"])
+            wall = time.monotonic() - started
+        finally:
+            fleet.stop()
+    report = json.loads(result.stdout)
+    stages: dict[str, list[float]] = {}
+    for outcome in report["devices"].values():
+        for stage, seconds in outcome["stage_seconds"].items():
+            stages.setdefault(stage, []).append(seconds)
+    print(f"workers {workers:3d}: {wall:6.1f} s for {len(names)} switches in {len(report['batches'])} batches,"
+          f" {report['counts']}")
+    print("   mean s/device: " + ", ".join(f"{k} {statistics.mean(v):.2f}" for k, v in stages.items()))
+    return {"wall": wall}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 5, 20])
+    args = parser.parse_args()
+    for workers in args.workers:
+        run(workers)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

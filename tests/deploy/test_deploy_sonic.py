@@ -1,0 +1,178 @@
+"""`netgen deploy` end to end on the SONiC path: the netns lab's SONiC RTSWs with sshd and the
+SONiC config/show stand-in (netgen/lab/endpoints.py), real FRR routing, real Nornir + netmiko
+`linux`, SSH host keys checked. Device state is read over SSH from the devices, not from the report.
+
+Lab: small example zone 1, 2 racks, 1 CTSW (two SONiC RTSWs; the CTSW runs its FRR stand-in and
+is not deployed here: the EOS path has its own tests)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from netmiko import ConnectHandler
+
+from netgen.checks import DesignContext
+from netgen.intent import load_fabric
+from netgen.lab import endpoints
+from netgen.lab.adapters import lab_inputs
+from netgen.lab.netns import NetnsBackend
+from netgen.lab.netns import prerequisites as lab_prerequisites
+from netgen.lab.plan import SliceRequest
+from netgen.topology import expand
+from tests.conftest import SMALL, run_cli
+from tests.lab.conftest import (
+    HostSnapshot,
+    assert_nothing_left,
+    lab_name,
+    lab_root,  # noqa: F401  (autouse fixture: private NETGEN_LAB_ROOT)
+)
+
+MISSING = lab_prerequisites() + endpoints.prerequisites()
+pytestmark = [pytest.mark.deploy,
+              pytest.mark.skipif(bool(MISSING), reason="the SONiC deploy path needs " + "; ".join(MISSING))]
+
+RTSWS = ["z01-rtsw001", "z01-rtsw002"]
+
+
+@dataclass
+class Site:
+    fabric: Path
+    eps: dict[str, endpoints.Endpoint]
+    lab: NetnsBackend
+
+    def ssh(self, node: str, command: str) -> str:
+        conn = ConnectHandler(**self.eps[node].netmiko(conn_timeout=15))
+        try:
+            return str(conn.send_command(command, read_timeout=60)).strip("\n")
+        finally:
+            conn.disconnect()
+
+    def running(self, node: str) -> dict[str, Any]:
+        config = json.loads(self.ssh(node, "show runningconfiguration all"))
+        config.pop("bgpraw", None)
+        return dict(config)
+
+    def frr(self, node: str) -> str:
+        return self.ssh(node, "cat /etc/sonic/frr/frr.conf")
+
+    def established(self, node: str) -> int:
+        data = json.loads(self.ssh(node, "vtysh -c 'show bgp summary json'"))
+        return sum(1 for family in data.values() for p in family.get("peers", {}).values()
+                   if p.get("state") == "Established")
+
+    def deploy(self, *args: str) -> tuple[int, dict]:
+        result = run_cli("deploy", str(self.fabric), "--limit", ",".join(RTSWS), "--json", *args)
+        assert "Traceback" not in result.output
+        return result.exit_code, json.loads(result.stdout)
+
+    def edit(self, change: dict[str, Any]) -> None:
+        data = yaml.safe_load(self.fabric.read_text())
+        for path, value in change.items():
+            node = data
+            *parents, last = path.split(".")
+            for part in parents:
+                node = node[int(part)] if part.isdigit() else node[part]
+            node[last] = value
+        self.fabric.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Iterator[Site]:
+    before = HostSnapshot.take()
+    name = lab_name("dep")
+    loaded = load_fabric(SMALL)
+    ctx = DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog))
+    plan, files = lab_inputs(name, ctx, SliceRequest(zone=1, racks=2, ctsw=1))
+    backend = NetnsBackend(name)
+    backend.build(plan)
+    try:
+        eps = endpoints.start_management(backend, RTSWS, config_dbs=endpoints.sonic_config_dbs(plan.nodes, files))
+        folder = tmp_path_factory.mktemp("sonic-site")
+        shutil.copy(SMALL, folder / "fabric.yaml")
+        deploy = {"management": {"devices": {n: {"host": eps[n].host, "port": eps[n].port} for n in RTSWS}},
+                  "ssh": {"known_hosts": str(eps[RTSWS[0]].known_hosts), "command_timeout_s": 60},
+                  "rollout": {"workers": 4}}
+        (folder / "deploy.yaml").write_text(yaml.safe_dump(deploy))
+        mp = pytest.MonkeyPatch()
+        mp.setenv("NETGEN_USERNAME", eps[RTSWS[0]].username)
+        mp.setenv("NETGEN_SSH_KEY", str(eps[RTSWS[0]].key_file))
+        mp.delenv("NETGEN_PASSWORD", raising=False)
+        yield Site(folder / "fabric.yaml", eps, backend)
+        mp.undo()
+    finally:
+        backend.destroy()  # also stops management
+        assert_nothing_left(before, name)
+
+
+def test_1_converged_lab_is_unchanged(site):
+    code, report = site.deploy()
+    assert code == 0, report.get("stopped_reason") or report.get("error")
+    assert report["counts"] == {"unchanged": 2}
+    checks = {c["check"] for d in report["devices"].values() for c in d["checks"]}
+    assert checks == {"model", "bgp-baseline", "no-pfc-storm"}
+
+
+def test_2_dry_run_shows_the_field_change_and_changes_nothing(site):
+    site.edit({"qos.lossless.weight": 60, "qos.classes.0.weight": 40})
+    before = {n: site.running(n) for n in RTSWS}
+    code, report = site.deploy("--dry-run")
+    assert code == 0 and report["counts"] == {"dry_run": 2}
+    diff = report["devices"]["z01-rtsw001"]["diff"]
+    assert "~ SCHEDULER|scheduler.roce.weight: 50 -> 60" in diff
+    assert "~ SCHEDULER|scheduler.best-effort.weight: 50 -> 40" in diff
+    assert report["devices"]["z01-rtsw001"]["changes"] == 2  # nothing else, frr.conf untouched
+    assert {n: site.running(n) for n in RTSWS} == before
+
+
+def test_3_deploy_applies_saves_and_a_second_run_is_unchanged(site):
+    code, report = site.deploy()
+    assert code == 0, [d["error"] for d in report["devices"].values()]
+    assert report["counts"] == {"changed": 2}
+    for node in RTSWS:
+        assert site.running(node)["SCHEDULER"]["scheduler.roce"]["weight"] == "60"
+        saved = json.loads(site.ssh(node, "cat /etc/sonic/config_db.json"))
+        assert saved["SCHEDULER"]["scheduler.roce"]["weight"] == "60"  # `config save` ran
+        assert "netgen-" not in site.ssh(node, "config list-checkpoints")  # its checkpoint is gone
+        assert site.established(node) >= 8  # 4 links to z01-ctsw01, IPv4 and IPv6
+    code, again = site.deploy()
+    assert code == 0 and again["counts"] == {"unchanged": 2}
+
+
+def test_4_a_patch_failing_half_way_is_rolled_back_exactly(site):
+    """SONiC's apply-patch is not transactional: the stand-in fails after one change; the
+    checkpoint must bring back exactly the old CONFIG_DB."""
+    site.edit({"qos.lossless.weight": 70, "qos.classes.0.weight": 30})
+    old = {n: site.running(n) for n in RTSWS}
+    endpoints.inject_fault(site.lab, "z01-rtsw001", "apply-fail-after", "1")
+    code, report = site.deploy()
+    canary = report["devices"]["z01-rtsw001"]
+    assert code == 1 and canary["status"] == "rolled_back", canary["error"]
+    assert "apply-patch" in canary["error"]
+    assert report["devices"]["z01-rtsw002"]["status"] == "not_touched"
+    assert {n: site.running(n) for n in RTSWS} == old
+
+
+def test_5_a_change_that_breaks_bgp_fails_the_canary_post_check_and_rolls_back(site):
+    """A new CTSW ASN in the intent: the RTSW's frr.conf expects it, the (undeployed) CTSW still
+    has the old one, so the sessions never come back; the canary's post-check must catch it, roll
+    back its CONFIG_DB and frr.conf, and stop the rollout."""
+    site.edit({"qos.lossless.weight": 50, "qos.classes.0.weight": 50, "asn.ctsw_base": 4200000100})
+    old_db, old_frr = site.running("z01-rtsw001"), site.frr("z01-rtsw001")
+    code, report = site.deploy("--post-check-timeout", "8")
+    canary = report["devices"]["z01-rtsw001"]
+    assert code == 1 and canary["status"] == "rolled_back", canary["error"]
+    assert "bgp-established" in canary["error"]
+    assert report["devices"]["z01-rtsw002"]["status"] == "not_touched"
+    assert site.running("z01-rtsw001") == old_db and site.frr("z01-rtsw001") == old_frr
+    deadline = time.monotonic() + 30
+    while site.established("z01-rtsw001") < 8 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert site.established("z01-rtsw001") >= 8  # the old config brought the sessions back
