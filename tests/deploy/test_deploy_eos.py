@@ -24,6 +24,7 @@ pytestmark = pytest.mark.deploy
 
 MODELS = {"arista-7804r3a-36p-eos": "DCS-7804R3A", "arista-7808r3a-36p-eos": "DCS-7808R3A",
           "arista-7060x6-64pe-eos": "DCS-7060X6-64PE"}
+PASSWORD = "Sw1tch-Passw0rd-91x"  # the emulator login: must never show up in output
 OWNED = ("username admin privilege 15 role network-admin secret sha512 $6$rounds=5000$netgen$notarealhash\n"
          "interface Management1\n   ip address 192.0.2.10/24\n")
 
@@ -75,7 +76,7 @@ def _site(tmp_path: Path, source: Path, names: list[str] | None, converged: bool
     for name in names:
         initial = (rendered[name] + OWNED) if converged else f"hostname {name}\n{OWNED}"
         specs[name] = EosDeviceSpec(name, model=MODELS[topology.devices[name].model], config=initial)
-    fleet = EosFleet.start(specs)
+    fleet = EosFleet.start(specs, password=PASSWORD)
     deploy = {"management": {"devices": {n: {"host": fleet.endpoint(n)[0], "port": fleet.endpoint(n)[1]}
                                          for n in names}},
               "ssh": {"known_hosts": str(fleet.known_hosts_path), "command_timeout_s": 5},
@@ -190,3 +191,43 @@ def test_twenty_switches_never_two_spines_of_a_zone_in_the_commit_window(tmp_pat
         print(f"\n20 EOS switches deployed in {time.monotonic() - started:.1f} s with 20 workers")
     finally:
         sites.close()
+
+
+def test_check_is_read_only_and_reports_a_down_session(converged):
+    before = {n: converged.running(n) for n in converged.names}
+    result = run_cli("check", str(converged.fabric), "--limit", "z01-ctsw01,z02-rtsw001", "--json")
+    report = json.loads(result.stdout)
+    assert result.exit_code == 0 and report["failed"] == 0, report
+    assert {r["check"] for r in report["results"]} == {"bgp-established", "pfc-enabled", "no-pfc-storm",
+                                                       "interface-errors", "no-diff"}
+    converged.fleet.device("z01-ctsw01").set_fault(bgp_down=["10.1.16.1"])
+    result = run_cli("check", str(converged.fabric), "--limit", "z01-ctsw01", "--json")
+    report = json.loads(result.stdout)
+    assert result.exit_code == 1
+    failed = [r for r in report["results"] if r["outcome"] != "pass"]
+    assert [(r["device"], r["check"]) for r in failed] == [("z01-ctsw01", "bgp-established")]
+    assert "10.1.16.1 Active" in failed[0]["detail"]
+    assert {n: converged.running(n) for n in converged.names} == before
+    assert all(converged.commits(n) == [] for n in converged.names)
+
+
+def test_secrets_never_reach_output_or_report(fresh, tmp_path):
+    report_file = tmp_path / "report.json"
+    result = run_cli("deploy", str(fresh.fabric), "--limit", "z02-rtsw001", "--report", str(report_file))
+    assert result.exit_code == 0, result.output
+    for text in (result.output, report_file.read_text()):
+        assert PASSWORD not in text and "notarealhash" not in text
+
+
+def test_host_keys_are_verified(fresh, tmp_path):
+    wrong = tmp_path / "known_hosts"
+    wrong.write_text(fresh.fleet.known_hosts_path.read_text().replace("AAAA", "AAAB", 1))
+    code, report = fresh.deploy("--known-hosts", str(wrong))
+    assert code == 1 and report["counts"] == {"failed": 1, "not_touched": 13}
+    assert report["devices"]["z02-rtsw001"]["stage"] == "connect"
+    assert all(fresh.commits(n) == [] for n in fresh.names)
+    missing = run_cli("deploy", str(fresh.fabric), "--known-hosts", str(tmp_path / "nope"), "--json")
+    assert missing.exit_code == 2 and "known_hosts file" in json.loads(missing.stdout)["error"]
+    insecure = run_cli("deploy", str(fresh.fabric), "--limit", "z02-rtsw001", "--known-hosts", str(wrong),
+                       "--insecure-no-host-key-check", "--dry-run")
+    assert insecure.exit_code == 0 and "NOT verified" in insecure.output
