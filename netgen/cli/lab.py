@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
+import yaml
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -31,6 +33,7 @@ from netgen.cli.common import (
     print_findings,
 )
 from netgen.intent import NetgenInputError
+from netgen.intent.loader import resolve_fabric_path
 from netgen.lab import containerlab, netns
 from netgen.lab.adapters import lab_inputs
 from netgen.lab.backend import LabBackend, LabError, check_lab_name, load_backends
@@ -121,9 +124,12 @@ def _session_tick(update: Callable[[str, int, int], None], plan: LabPlan) -> Cal
               show_default=True, help="Where the nodes run.")
 @click.option("--timeout", type=float, default=180.0, show_default=True,
               help="Seconds to wait for every session and every RTSW's full ECMP.")
+@click.option("--ssh", is_flag=True,
+              help="Also give SONiC routers SSH management (sshd + SONiC config/show stand-in) and write a"
+                   " deploy.yaml for `netgen deploy` into the lab directory (netns backend).")
 @json_option
 def up(fabric: str, name: str, zone: int | None, racks: int | None, ctsw: int | None, configs: Path | None,
-       backend_kind: str, timeout: float, as_json: bool) -> None:
+       backend_kind: str, timeout: float, ssh: bool, as_json: bool) -> None:
     """Build a lab from FABRIC (or a slice of it) and wait until it converges."""
     plan, files = _fabric_slice(fabric, name, zone, racks, ctsw, configs, as_json)
     backend = load_backends()[backend_kind](name)
@@ -134,6 +140,7 @@ def up(fabric: str, name: str, zone: int | None, racks: int | None, ctsw: int | 
             _fail(f"{exc} (nothing of lab {name!r} was left behind)", as_json)
         results, seconds = wait_for(lambda: routing_state(backend, plan), timeout, _session_tick(update, plan))
     failed = [r for r in results if not r.ok]
+    access = _start_ssh(backend, plan, files, Path(fabric), as_json) if ssh else None
     memory = backend.memory() if isinstance(backend, netns.NetnsBackend) else {}
     per_router = sorted(memory.values())
     payload: dict[str, Any] = {
@@ -146,6 +153,7 @@ def up(fabric: str, name: str, zone: int | None, racks: int | None, ctsw: int | 
         "memory_pss_mb_per_router": ({"mean": round(sum(per_router) / len(per_router) / 2**20, 1),
                                       "max": round(per_router[-1] / 2**20, 1)} if per_router else None),
         "failures": [r.as_dict() for r in failed[:50]],
+        "ssh": access,
         "frr_sources": sorted({f"{n.nos}: {n.frr_source}" for n in plan.routers()}),
         "not_exercised": NOT_EXERCISED,
     }
@@ -162,8 +170,42 @@ def up(fabric: str, name: str, zone: int | None, racks: int | None, ctsw: int | 
         for source in payload["frr_sources"]:
             out.print(f"  FRR config of {escape(source)}")
         _print_failures(failed)
+        if access:
+            out.print(f"SSH on {len(access['endpoints'])} SONiC router(s); deploy with: NETGEN_USERNAME="
+                      f"{access['username']} NETGEN_SSH_KEY={access['key_file']} netgen deploy"
+                      f" {escape(access['fabric_dir'])}/{resolve_fabric_path(Path(fabric)).name}"
+                      f" --limit {','.join(access['endpoints'])}")
         out.print(f"next: `netgen lab verify --name {name}` (add --drill), then `netgen lab down --name {name}`")
     sys.exit(payload["exit_code"])
+
+
+def _start_ssh(backend: LabBackend, plan: LabPlan, files: dict[str, dict[str, str]], fabric: Path,
+               as_json: bool) -> dict[str, Any]:
+    """SSH management for the lab's SONiC routers, and a site folder (the fabric plus a deploy.yaml
+    pointing at the endpoints) that `netgen deploy` can use as is."""
+    from netgen.lab import endpoints  # noqa: PLC0415  (only with --ssh)
+
+    if not isinstance(backend, netns.NetnsBackend):
+        _fail("--ssh needs the netns backend", as_json)
+    sonic = [n.name for n in plan.routers() if n.nos == "sonic"]
+    if not sonic:
+        _fail("--ssh: the slice has no SONiC router", as_json)
+    try:
+        eps = endpoints.start_management(backend, sonic, config_dbs=endpoints.sonic_config_dbs(plan.nodes, files))
+    except LabError as exc:
+        _fail(f"--ssh: {exc}", as_json)
+    site = backend.dir / "site"
+    site.mkdir(exist_ok=True)
+    source = resolve_fabric_path(fabric)
+    for item in source.parent.glob("*.yaml"):  # the fabric and its catalog; the deploy.yaml is the lab's
+        if item.name != "deploy.yaml":
+            shutil.copy(item, site / item.name)
+    first = eps[sonic[0]]
+    deploy = {"management": {"devices": {n: {"host": e.host, "port": e.port} for n, e in eps.items()}},
+              "ssh": {"known_hosts": str(first.known_hosts)}}
+    (site / "deploy.yaml").write_text(yaml.safe_dump(deploy, sort_keys=False))
+    return {"endpoints": {n: {"host": e.host, "port": e.port} for n, e in eps.items()}, "username": first.username,
+            "key_file": str(first.key_file), "known_hosts": str(first.known_hosts), "fabric_dir": str(site)}
 
 
 def _print_failures(failed: list[LabResult], limit: int = 20) -> None:

@@ -176,3 +176,25 @@ def test_5_a_change_that_breaks_bgp_fails_the_canary_post_check_and_rolls_back(s
     while site.established("z01-rtsw001") < 8 and time.monotonic() < deadline:
         time.sleep(0.5)
     assert site.established("z01-rtsw001") >= 8  # the old config brought the sessions back
+
+
+def test_6_lab_up_ssh_gives_a_site_that_netgen_deploy_uses_as_is(monkeypatch):
+    """The user's path: `netgen lab up --ssh`, then the printed `netgen deploy` command."""
+    before = HostSnapshot.take()
+    name = lab_name("ssh")
+    result = run_cli("lab", "up", str(SMALL), "--name", name, "--zone", "1", "--racks", "1", "--ctsw", "1",
+                     "--ssh", "--json")
+    up = json.loads(result.stdout)
+    try:
+        assert result.exit_code == 0, up
+        access = up["ssh"]
+        assert list(access["endpoints"]) == ["z01-rtsw001"]
+        monkeypatch.setenv("NETGEN_USERNAME", access["username"])
+        monkeypatch.setenv("NETGEN_SSH_KEY", access["key_file"])
+        monkeypatch.delenv("NETGEN_PASSWORD", raising=False)
+        deployed = run_cli("deploy", f"{access['fabric_dir']}/fabric.yaml", "--limit", "z01-rtsw001", "--json")
+        report = json.loads(deployed.stdout)
+        assert deployed.exit_code == 0 and report["counts"] == {"unchanged": 1}, report
+    finally:
+        assert run_cli("lab", "down", "--name", name).exit_code == 0
+    assert_nothing_left(before, name)
