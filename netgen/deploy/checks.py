@@ -69,6 +69,10 @@ class DeviceState(Protocol):
         """What still differs between the running and the intended config ("" = nothing)."""
         ...
 
+    def route_widths(self) -> dict[str, int]:
+        """BGP routes in the forwarding table: prefix -> number of active next hops."""
+        ...
+
 
 class CheckInputs(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -234,6 +238,29 @@ class VerifyNoDiff(DeviceCheck):
         diff = device.config_diff()
         lines = [line for line in diff.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---"))]
         return not lines, f"{len(lines)} line(s) still differ" if lines else "running = intended"
+
+
+@register
+class VerifyEcmpWidth(DeviceCheck):
+    """No BGP route may lose next hops across the change: the ECMP width each prefix had before
+    (the baseline) is the width it must have after. Prefixes that were not there are not judged."""
+
+    name = "ecmp-width"
+    description = "Every BGP route keeps at least the ECMP width it had before the change."
+
+    class Inputs(CheckInputs):
+        baseline: dict[str, int]
+
+    inputs: Inputs
+
+    def test(self, device: DeviceState) -> tuple[bool, str]:
+        now = device.route_widths()
+        narrower = [f"{p} {w}->{now.get(p, 0)}" for p, w in sorted(self.inputs.baseline.items())
+                    if now.get(p, 0) < w]
+        if narrower:
+            return False, f"{len(narrower)} route(s) lost next hops: " + ", ".join(narrower[:6])
+        widths = sorted(set(self.inputs.baseline.values()))
+        return True, f"{len(self.inputs.baseline)} BGP routes, none narrower (widths {widths})"
 
 
 def run_checks(device: DeviceState, checks: list[DeviceCheck]) -> Iterator[CheckResult]:

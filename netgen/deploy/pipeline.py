@@ -27,6 +27,7 @@ from netgen.deploy.checks import (
     Outcome,
     VerifyBgpBaseline,
     VerifyBgpEstablished,
+    VerifyEcmpWidth,
     VerifyInterfaceErrors,
     VerifyModel,
     VerifyNoDiff,
@@ -129,7 +130,9 @@ def pre_checks(ctx: DesignContext, device: Device) -> list[DeviceCheck]:
 
 
 def post_checks(ctx: DesignContext, device: Device, established_before: tuple[str, ...],
-                error_baseline: dict[str, int]) -> list[DeviceCheck]:
+                error_baseline: dict[str, int], widths_before: dict[str, int] | None = None) -> list[DeviceCheck]:
+    """After a change (with the baselines recorded before it); `netgen check` passes no route
+    baseline and gets no ECMP check, since it has nothing to compare with."""
     # every used port carries RoCE: NIC-facing and fabric ports alike (the views apply PFC to all)
     backend_ports = tuple(p.name for p in ctx.topology.ports[device.name])
     return [
@@ -140,6 +143,7 @@ def post_checks(ctx: DesignContext, device: Device, established_before: tuple[st
         VerifyNoPfcStorm(VerifyNoPfcStorm.Inputs()),
         VerifyInterfaceErrors(VerifyInterfaceErrors.Inputs(baseline=error_baseline)),
         VerifyNoDiff(VerifyNoDiff.Inputs()),
+        *([VerifyEcmpWidth(VerifyEcmpWidth.Inputs(baseline=widths_before))] if widths_before is not None else []),
     ]
 
 
@@ -162,6 +166,7 @@ def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: Depl
         peers = driver.bgp_peers()
         up_before = tuple(sorted(p for p, state in peers.items() if state == "Established"))
         errors_before = driver.interface_errors()
+        widths_before = driver.route_widths()
 
         outcome.enter("diff")
         staged = driver.stage()
@@ -177,7 +182,7 @@ def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: Depl
         driver.commit(options.confirm_timeout_s)
 
         outcome.enter("post-check")
-        checks = post_checks(ctx, device, up_before, errors_before)
+        checks = post_checks(ctx, device, up_before, errors_before, widths_before)
         deadline = time.monotonic() + options.post_check_timeout_s
         while True:
             results = [c.run(driver) for c in checks]

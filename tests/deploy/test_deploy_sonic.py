@@ -136,6 +136,9 @@ def test_3_deploy_applies_saves_and_a_second_run_is_unchanged(site):
     code, report = site.deploy()
     assert code == 0, [d["error"] for d in report["devices"].values()]
     assert report["counts"] == {"changed": 2}
+    ecmp = [c for c in report["devices"]["z01-rtsw001"]["checks"] if c["check"] == "ecmp-width"]
+    # every BGP route (the other rack's loopbacks and subnet, the CTSW's loopback) over all 4 links
+    assert ecmp[0]["outcome"] == "pass" and "widths [4]" in ecmp[0]["detail"], ecmp
     for node in RTSWS:
         assert site.running(node)["SCHEDULER"]["scheduler.roce"]["weight"] == "60"
         saved = json.loads(site.ssh(node, "cat /etc/sonic/config_db.json"))
@@ -169,7 +172,7 @@ def test_5_a_change_that_breaks_bgp_fails_the_canary_post_check_and_rolls_back(s
     code, report = site.deploy("--post-check-timeout", "8")
     canary = report["devices"]["z01-rtsw001"]
     assert code == 1 and canary["status"] == "rolled_back", canary["error"]
-    assert "bgp-established" in canary["error"]
+    assert "bgp-established" in canary["error"] and "ecmp-width" in canary["error"]
     assert report["devices"]["z01-rtsw002"]["status"] == "not_touched"
     assert site.running("z01-rtsw001") == old_db and site.frr("z01-rtsw001") == old_frr
     deadline = time.monotonic() + 30

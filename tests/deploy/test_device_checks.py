@@ -12,6 +12,7 @@ from netgen.deploy.checks import (
     Outcome,
     VerifyBgpBaseline,
     VerifyBgpEstablished,
+    VerifyEcmpWidth,
     VerifyInterfaceErrors,
     VerifyModel,
     VerifyNoDiff,
@@ -35,6 +36,7 @@ class FakeDevice:
     errors: dict[str, int] = field(default_factory=lambda: {"Ethernet0": 5, "Ethernet448": 0})
     diff: str = ""
     broken: bool = False
+    widths: dict[str, int] = field(default_factory=lambda: {"10.0.1.2/32": 16, "10.128.16.32/27": 16})
 
     def facts(self) -> Facts:
         if self.broken:
@@ -55,6 +57,9 @@ class FakeDevice:
 
     def config_diff(self) -> str:
         return self.diff
+
+    def route_widths(self) -> dict[str, int]:
+        return self.widths
 
 
 MODEL = VerifyModel(VerifyModel.Inputs(hostname="z01-rtsw001", nos="sonic",
@@ -92,6 +97,12 @@ CASES = [
     (VerifyNoDiff(VerifyNoDiff.Inputs()), FakeDevice(), Outcome.PASS, "running = intended"),
     (VerifyNoDiff(VerifyNoDiff.Inputs()), FakeDevice(diff="--- a\n+++ b\n@@\n-mtu 1500\n+mtu 9100\n"),
      Outcome.FAIL, "2 line(s) still differ"),
+    (VerifyEcmpWidth(VerifyEcmpWidth.Inputs(baseline={"10.0.1.2/32": 16})), FakeDevice(), Outcome.PASS,
+     "1 BGP routes, none narrower (widths [16])"),
+    (VerifyEcmpWidth(VerifyEcmpWidth.Inputs(baseline={"10.0.1.2/32": 16})),
+     FakeDevice(widths={"10.0.1.2/32": 12}), Outcome.FAIL, "10.0.1.2/32 16->12"),
+    (VerifyEcmpWidth(VerifyEcmpWidth.Inputs(baseline={"10.0.1.2/32": 16})), FakeDevice(widths={}), Outcome.FAIL,
+     "10.0.1.2/32 16->0"),
 ]
 
 

@@ -71,6 +71,9 @@ class FakeDriver:
     def interface_errors(self) -> dict[str, int]:
         return {}
 
+    def route_widths(self) -> dict[str, int]:
+        return {"10.0.1.2/32": 4 if "narrow" in self.switch.faults and self.switch.running == self.intended else 16}
+
     def config_diff(self) -> str:
         return "" if self.switch.running == self.intended else f"-{self.switch.running}\n+{self.intended}\n"
 
@@ -132,6 +135,7 @@ def _reconnect(old: FakeDriver) -> FakeDriver:
     ({"drop_before_commit"}, False, Status.ROLLED_BACK, "old", "commit"),
     ({"drop_after_commit"}, False, Status.ROLLED_BACK, "old", "commit"),
     ({"drop_after_commit", "rollback_fails"}, False, Status.UNCONFIRMED, "new", "commit"),
+    ({"narrow"}, False, Status.ROLLED_BACK, "old", "rollback"),
 ])
 def test_device_ends_in_old_or_new_config(faults, dry_run, status, running, stage):
     switch = FakeSwitch("z01-rtsw001", faults=set(faults))

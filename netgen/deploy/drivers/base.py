@@ -71,6 +71,8 @@ class Driver(Protocol):
 
     def config_diff(self) -> str: ...
 
+    def route_widths(self) -> dict[str, int]: ...
+
     # --- change ---
     def stage(self) -> StagedChange:
         """Compute (EOS: load into a config session) the change from running to intended."""

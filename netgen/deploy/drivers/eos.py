@@ -159,6 +159,15 @@ class EosDriver:
         data = self.show_json("show interfaces counters errors").get("interfaceErrorCounters", {})
         return {intf: sum(int(v) for v in counters.values() if isinstance(v, int)) for intf, counters in data.items()}
 
+    def route_widths(self) -> dict[str, int]:
+        widths: dict[str, int] = {}
+        for command in ("show ip route", "show ipv6 route"):
+            routes = self.show_json(command).get("vrfs", {}).get("default", {}).get("routes", {})
+            for prefix, info in routes.items():
+                if "bgp" in str(info.get("routeType", "")).lower():
+                    widths[prefix] = len(info.get("vias", []))
+        return widths
+
     def config_diff(self) -> str:
         """A throw-away second session (the change's own may be waiting for confirmation)."""
         session, staged_before = self.session, self._staged

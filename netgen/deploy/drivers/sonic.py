@@ -137,6 +137,16 @@ class SonicDriver:
             errors[port] = total
         return errors
 
+    def route_widths(self) -> dict[str, int]:
+        widths: dict[str, int] = {}
+        for family in ("ip", "ipv6"):
+            _, text = self.run(f"{self.sudo}vtysh -c 'show {family} route bgp json'")
+            for prefix, entries in (json.loads(text or "{}") or {}).items():
+                for entry in entries:
+                    if entry.get("selected"):
+                        widths[prefix] = sum(1 for hop in entry.get("nexthops", []) if hop.get("active"))
+        return widths
+
     def config_diff(self) -> str:
         return self._compute()[0].text  # read-only: the staged change (and its way back) stays as it is
 
