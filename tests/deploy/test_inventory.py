@@ -91,3 +91,11 @@ def test_credentials_file_shape_errors_do_not_echo_secrets(tmp_path):
     with pytest.raises(CredentialsError) as caught:
         load_credentials(path)
     assert "s3cret-pw" not in str(caught.value)
+
+
+def test_the_bundled_example_deploy_file():
+    deploy = load_deploy(SMALL.parent)
+    inv = nornir_inventory(TOPO, deploy, ["z01-rtsw001", "z01-rtsw002"], CREDS, None)
+    assert inv.hosts["z01-rtsw001"].hostname == "192.0.2.11"
+    assert inv.hosts["z01-rtsw002"].hostname == "z01-rtsw002.mgmt.small-lab.example.net"
+    assert deploy.rollout.max_failures == 0 and deploy.rollout.ctsw_per_zone == 1
