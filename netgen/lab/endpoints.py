@@ -90,7 +90,8 @@ LOGIN_RECORDS = (Path("/var/log/wtmp"), Path("/var/log/btmp"), Path("/var/log/la
 DEVICE_OWNED: dict[str, tuple[str, ...]] = {"DEVICE_METADATA": ("mac", "platform"), "PORT": ("alias", "index")}
 ASIC_BY_VENDOR = {"Arista": "broadcom", "Mellanox": "mellanox", "Nvidia": "mellanox", "Dell": "broadcom",
                   "Celestica": "broadcom"}
-FAULTS = (sonic_shim.FAULT_APPLY_FAIL_AFTER, sonic_shim.FAULT_PFC_STORM)
+FAULTS = (sonic_shim.FAULT_APPLY_FAIL_AFTER, sonic_shim.FAULT_PFC_STORM, sonic_shim.FAULT_DROP_BEFORE_APPLY,
+          sonic_shim.FAULT_DROP_AFTER_APPLY, sonic_shim.FAULT_SLOW)
 EMULATED_VERSION = "netgen-lab-emulated"  # build_version in /etc/sonic/sonic_version.yml
 
 # sshd listeners this process started, kept to reap them (and to keep Popen from warning).
@@ -479,7 +480,9 @@ def node_sonic_dir(backend: NetnsBackend, node: str) -> Path:
 
 def inject_fault(backend: NetnsBackend, node: str, fault: str, value: str = "") -> None:
     """Arm a fault on a SONiC node: `apply-fail-after` (value N: the next config change command
-    fails after writing N changes) or `pfc-storm` (value: queue names, one a line)."""
+    fails after writing N changes), `pfc-storm` (value: queue names, one a line),
+    `drop-before-apply` / `drop-after-apply` (the SSH session dies before / after the next change
+    is applied; one-shot), `slow` (value: seconds every command waits)."""
     if fault not in FAULTS:
         raise LabError(f"unknown fault {fault!r}; choose from {', '.join(FAULTS)}")
     folder = node_sonic_dir(backend, node) / sonic_shim.FAULTS_DIR

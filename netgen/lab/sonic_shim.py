@@ -39,6 +39,10 @@ Faults for tests, as flag files under `/etc/sonic/faults/` (the host side writes
   change was written (one-shot: the file is removed when it fires).
 * `pfc-storm` holding queue names (`Ethernet0:3`, one a line; empty = the first PFC-enabled
   queue): `pfcwd show stats` reports them stormed and `--check-storm` exits 1.
+* `drop-before-apply` / `drop-after-apply`: the next apply-patch / replace / rollback kills its
+  SSH session (the login shell) before / after writing its changes: a dropped connection
+  (one-shot).
+* `slow` holding seconds: every command waits that long first (a slow control plane).
 """
 
 from __future__ import annotations
@@ -49,8 +53,10 @@ import fcntl
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -66,6 +72,9 @@ CHECKPOINT_EXT = ".cp.json"
 FAULTS_DIR = "faults"
 FAULT_APPLY_FAIL_AFTER = "apply-fail-after"
 FAULT_PFC_STORM = "pfc-storm"
+FAULT_DROP_BEFORE_APPLY = "drop-before-apply"  # one-shot: the SSH session dies before a change applies
+FAULT_DROP_AFTER_APPLY = "drop-after-apply"  # one-shot: ... after the change is applied
+FAULT_SLOW = "slow"  # seconds every command waits before it runs (a slow control plane)
 DEVICE_FILE = "netgen_lab.json"  # per-node facts written by endpoints.py (rdma_hash, serial, asic)
 SCOPE = "localhost"  # GCU's name for the host namespace on a single-ASIC box
 PROGRAMS = ("config", "show", "pfc", "pfcwd", "sonic-cfggen")
@@ -423,6 +432,7 @@ def gcu_apply(patch: Json, *, dry_run: bool) -> None:
         _log(title, f"  * {change.describe()}")
     if dry_run:
         return
+    _drop_if(FAULT_DROP_BEFORE_APPLY)
     limit = _fault_limit()
     current = copy.deepcopy(old)
     for number, change in enumerate(changes, 1):
@@ -440,6 +450,18 @@ def gcu_apply(patch: Json, *, dry_run: bool) -> None:
     if make_patch(load_running(), target):
         raise ShimError(f"{SCOPE}: after applying patch to config, there are still some parts not updated")
     _log(title, f"{SCOPE} patch application completed.")
+    _drop_if(FAULT_DROP_AFTER_APPLY)
+
+
+def _drop_if(fault: str) -> None:
+    """Connection-drop faults: kill this SSH session's login shell (the session leader), which
+    closes the channel as a dropped connection would. One-shot: the flag goes first."""
+    flag = etc() / FAULTS_DIR / fault
+    if flag.exists():
+        flag.unlink(missing_ok=True)
+        sys.stdout.flush()
+        os.kill(os.getsid(0), signal.SIGKILL)
+        time.sleep(5)  # never reached in practice: the session is gone
 
 
 def gcu_replace(target: Json, *, dry_run: bool) -> None:
@@ -824,6 +846,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"usage: python -m netgen.lab.sonic_shim {{{','.join(COMMANDS)}}} ARGS...", file=sys.stderr)
         return 2
     program, rest = args[0], args[1:]
+    with contextlib.suppress(OSError, ValueError):  # the slow-device fault
+        time.sleep(float((etc() / FAULTS_DIR / FAULT_SLOW).read_text().strip() or 0))
     try:
         return COMMANDS[program](rest)
     except UsageError as exc:

@@ -97,8 +97,9 @@ def site(tmp_path_factory) -> Iterator[Site]:
         eps = endpoints.start_management(backend, RTSWS, config_dbs=endpoints.sonic_config_dbs(plan.nodes, files))
         folder = tmp_path_factory.mktemp("sonic-site")
         shutil.copy(SMALL, folder / "fabric.yaml")
+        # a dropped session shows up as a command timeout: keep it short here
         deploy = {"management": {"devices": {n: {"host": eps[n].host, "port": eps[n].port} for n in RTSWS}},
-                  "ssh": {"known_hosts": str(eps[RTSWS[0]].known_hosts), "command_timeout_s": 60},
+                  "ssh": {"known_hosts": str(eps[RTSWS[0]].known_hosts), "command_timeout_s": 15},
                   "rollout": {"workers": 4}}
         (folder / "deploy.yaml").write_text(yaml.safe_dump(deploy))
         mp = pytest.MonkeyPatch()
@@ -179,6 +180,34 @@ def test_5_a_change_that_breaks_bgp_fails_the_canary_post_check_and_rolls_back(s
     while site.established("z01-rtsw001") < 8 and time.monotonic() < deadline:
         time.sleep(0.5)
     assert site.established("z01-rtsw001") >= 8  # the old config brought the sessions back
+
+
+@pytest.mark.parametrize(("fault", "value", "status", "ends_on"), [
+    ("drop-before-apply", "", "rolled_back", "old"),
+    ("drop-after-apply", "", "rolled_back", "old"),
+    ("slow", "0.3", "changed", "new"),
+])
+def test_5b_connection_drops_and_a_slow_device(site, fault, value, status, ends_on):
+    """A dropped SSH session before or after `config apply-patch`: the pipeline reconnects and
+    rolls back to the checkpoint, so the device ends on its old CONFIG_DB; a slow one completes."""
+    site.edit({"asn.ctsw_base": 4200000000})  # undo test 5's broken ASN plan
+    weight = 45 if ends_on == "old" else 55
+    site.edit({"qos.lossless.weight": weight, "qos.classes.0.weight": 100 - weight})
+    old = site.running("z01-rtsw001")
+    endpoints.inject_fault(site.lab, "z01-rtsw001", fault, value)
+    try:
+        result = run_cli("deploy", str(site.fabric), "--limit", "z01-rtsw001", "--json")
+        report = json.loads(result.stdout)
+    finally:
+        endpoints.clear_faults(site.lab, "z01-rtsw001")
+    outcome = report["devices"]["z01-rtsw001"]
+    assert outcome["status"] == status, outcome["error"]
+    running = site.running("z01-rtsw001")
+    if ends_on == "old":
+        assert running == old and result.exit_code == 1
+    else:
+        assert running["SCHEDULER"]["scheduler.roce"]["weight"] == str(weight) and result.exit_code == 0
+    assert "netgen-" not in site.ssh("z01-rtsw001", "config list-checkpoints")  # nothing left half-done
 
 
 def test_6_lab_up_ssh_gives_a_site_that_netgen_deploy_uses_as_is(monkeypatch):
