@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import re
+import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,6 +81,25 @@ class DestroyReport:
 
 
 StageHook = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+def run_command(argv: Sequence[str], stdin: str | None = None, timeout: float = 60.0) -> ExecResult:
+    """Run a host command; never raises for its exit status (127: not found, 124: timed out)."""
+    try:
+        done = subprocess.run(list(argv), input=stdin, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return ExecResult(124, "", f"timed out after {timeout:.0f} s: {' '.join(argv)}")
+    except FileNotFoundError as exc:
+        return ExecResult(127, "", f"{argv[0]}: {exc.strerror}")
+    return ExecResult(done.returncode, done.stdout, done.stderr)
+
+
+def must(argv: Sequence[str], what: str, stdin: str | None = None) -> str:
+    """Run a host command that has to work; LabError with its message otherwise."""
+    result = run_command(argv, stdin)
+    if not result.ok:
+        raise LabError(f"{what} failed: {(result.stderr or result.stdout).strip()[:500]}")
+    return result.stdout
 
 
 class LabBackend(Protocol):

@@ -66,7 +66,7 @@ from typing import Any
 
 import netgen
 from netgen.lab import sonic_shim
-from netgen.lab.backend import ExecResult, LabError, lab_root
+from netgen.lab.backend import LabError, lab_root, must, run_command
 from netgen.lab.netns import NetnsBackend
 
 MGMT_STATE = "management.json"
@@ -144,21 +144,7 @@ class ManagementReport:
 # --- small helpers ---------------------------------------------------------------------------------
 
 
-def _run(argv: Sequence[str], stdin: str | None = None, timeout: float = 30.0) -> ExecResult:
-    try:
-        done = subprocess.run(list(argv), input=stdin, capture_output=True, text=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        return ExecResult(124, "", f"timed out after {timeout:.0f} s: {' '.join(argv)}")
-    except FileNotFoundError as exc:
-        return ExecResult(127, "", f"{argv[0]}: {exc.strerror}")
-    return ExecResult(done.returncode, done.stdout, done.stderr)
-
-
-def _must(argv: Sequence[str], what: str, stdin: str | None = None) -> str:
-    result = _run(argv, stdin)
-    if not result.ok:
-        raise LabError(f"{what} failed: {(result.stderr or result.stdout).strip()[:500]}")
-    return result.stdout
+_run, _must = run_command, must  # shared with the other lab modules (netgen/lab/backend.py)
 
 
 def prerequisites() -> list[str]:

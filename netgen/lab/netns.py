@@ -19,7 +19,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -36,7 +35,9 @@ from netgen.lab.backend import (
     check_lab_name,
     lab_root,
     list_states,
+    must,
     register_backend,
+    run_command,
 )
 from netgen.lab.plan import LabNode, LabPlan
 
@@ -67,21 +68,7 @@ ZEBRA_LAB_CONF = "zebra-lab.conf"
 ZEBRA_LAB_SETTINGS = "! netgen lab only (see netgen/lab/netns.py)\nno zebra nexthop kernel enable\n"
 
 
-def _run(argv: Sequence[str], stdin: str | None = None, timeout: float = 60.0) -> ExecResult:
-    try:
-        done = subprocess.run(list(argv), input=stdin, capture_output=True, text=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        return ExecResult(124, "", f"timed out after {timeout:.0f} s: {' '.join(argv)}")
-    except FileNotFoundError as exc:
-        return ExecResult(127, "", f"{argv[0]}: {exc.strerror}")
-    return ExecResult(done.returncode, done.stdout, done.stderr)
-
-
-def _must(argv: Sequence[str], what: str, stdin: str | None = None) -> str:
-    result = _run(argv, stdin)
-    if not result.ok:
-        raise LabError(f"{what} failed: {(result.stderr or result.stdout).strip()[:500]}")
-    return result.stdout
+_run, _must = run_command, must  # shared with the other lab modules (netgen/lab/backend.py)
 
 
 def prerequisites() -> list[str]:
