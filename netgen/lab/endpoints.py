@@ -406,17 +406,19 @@ def _write_sonic_dir(folder: Path, node: str, rendered: Mapping[str, Any]) -> No
     (folder / "frr").symlink_to("/etc/frr")
 
 
-def _home_passthrough() -> list[Path]:
-    """The top-level entries of root's home that this interpreter, its prefixes and netgen live
-    in (pyenv keeps Python in ~/.pyenv): they stay visible under the node's own home."""
+def _passthrough() -> list[tuple[Path, str]]:
+    """The top-level entries of the directories a node gets privately (root's home, /tmp) that
+    this interpreter, its prefixes and netgen live in (pyenv keeps Python in ~/.pyenv; CI may
+    clone the project under /tmp): they stay visible inside the node. (host path, node subdir)."""
     needed = [Path(os.path.realpath(sys.executable)), Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
               Path(netgen.__file__).resolve()]
-    tops = set()
+    tops: set[tuple[Path, str]] = set()
     for path in needed:
-        with contextlib.suppress(ValueError):
-            relative = path.relative_to(HOME)
-            if relative.parts:
-                tops.add(HOME / relative.parts[0])
+        for root, sub in ((HOME, "home"), (Path("/tmp"), "tmp")):
+            with contextlib.suppress(ValueError):
+                relative = path.relative_to(root)
+                if relative.parts:
+                    tops.add((root / relative.parts[0], sub))
     return sorted(tops)
 
 
@@ -637,8 +639,8 @@ def start_management(backend: NetnsBackend, nodes: Sequence[str] | None = None, 
                 (node_dir / sub).mkdir(parents=True, exist_ok=True)
                 (node_dir / sub).chmod(mode)
             mounts = []
-            for top in _home_passthrough():  # the shim's interpreter may live in root's home (pyenv)
-                inside = node_dir / "home" / top.name
+            for top, sub in _passthrough():  # the shim's interpreter may live in ~ (pyenv) or /tmp (a CI clone)
+                inside = node_dir / sub / top.name
                 if top.is_dir():
                     inside.mkdir(exist_ok=True)
                 else:
