@@ -12,7 +12,7 @@ One module per command family; each registers its commands on the shared group.
 
 from __future__ import annotations
 
-from netgen.cli import deploy, fabric, lab  # noqa: F401  (registration side effect)
+from netgen.cli import deploy, diff, fabric, lab  # noqa: F401  (registration side effect)
 from netgen.cli.common import cli
 
 __all__ = ["cli", "main"]
