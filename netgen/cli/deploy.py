@@ -33,6 +33,7 @@ from netgen.cli.common import (
     out,
     print_findings,
 )
+from netgen.deploy.ansible_inventory import ansible_inventory
 from netgen.deploy.checks import CheckResult, Outcome
 from netgen.deploy.drivers.base import DriverError, check_change_id, load_drivers
 from netgen.deploy.inventory import (
@@ -278,3 +279,28 @@ def check(fabric: str, limit: str | None, configs: Path | None, credentials: Pat
 
 
 __all__ = ["Status", "check", "deploy"]
+
+
+@cli.command(name="ansible-inventory")
+@fabric_argument
+@click.option("--limit", metavar="PATTERN", help="Only these devices (as `netgen deploy --limit`).")
+@click.option("--list", "list_all", is_flag=True, help="Ansible inventory-script protocol (the default output).")
+@click.option("--host", "one_host", metavar="NAME", help="Ansible inventory-script protocol: one host's variables.")
+def ansible_inventory_command(fabric: str, limit: str | None, list_all: bool, one_host: str | None) -> None:
+    """Print an Ansible inventory (JSON) generated from FABRIC and its deploy.yaml: groups per tier,
+    zone and NOS, and `netgen_rollout` in rollout order with `netgen_serial` batch sizes."""
+    try:
+        loaded, ctx, findings = load(fabric)
+        deploy_file = load_deploy(loaded.source.parent)
+    except NetgenInputError as exc:
+        sys.exit(input_failure(exc, True))
+    errors, _ = counts(findings)
+    if errors:
+        _fail(f"{errors} design error(s): fix them first (`netgen validate`)", True, EXIT_DESIGN)
+    names = select(list(ctx.topology.devices), ctx.topology.devices, limit)
+    inventory = ansible_inventory(ctx.topology, deploy_file, names)
+    if one_host is not None:
+        click.echo(json.dumps(inventory["_meta"]["hostvars"].get(one_host, {}), indent=2))
+    else:
+        click.echo(json.dumps(inventory, indent=2))
+    sys.exit(EXIT_OK)

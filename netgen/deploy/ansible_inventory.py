@@ -1,0 +1,54 @@
+"""An Ansible inventory generated from the fabric, so hosts, groups and variables never drift from
+the intent (Ansible's JSON inventory format, as `--list` of an inventory script prints it).
+
+Groups: `tier_<rtsw|ctsw|atsw>`, `zone_<N>` / `atsw_layer`, `nos_<sonic|eos>`, and
+`netgen_rollout`, which lists the hosts in rollout order: a play over that group with
+`order: inventory` and `serial: "{{ netgen_serial }}"` runs exactly netgen's failure-domain
+batches (canary RTSW, canary CTSW, then batches that respect the zone shares), because Ansible
+cuts the ordered host list into chunks of the `serial` sizes.
+
+No credential is ever written here: Ansible takes them from its own vault or environment.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from netgen.deploy.inventory import NETMIKO_PLATFORMS, DeployFile, RolloutPolicy, device_access
+from netgen.deploy.rollout import plan_batches
+from netgen.topology.model import Topology
+
+ROLLOUT_GROUP = "netgen_rollout"
+
+
+def ansible_inventory(topology: Topology, deploy: DeployFile, names: list[str],
+                      policy: RolloutPolicy | None = None) -> dict[str, Any]:
+    batches = plan_batches(topology, names, policy or deploy.rollout)
+    groups: dict[str, list[str]] = {}
+    hostvars: dict[str, dict[str, Any]] = {}
+    for batch in batches:
+        for name in batch.devices:
+            device = topology.devices[name]
+            host, port = device_access(deploy, device)
+            hostvars[name] = {
+                "ansible_host": host, "ansible_port": port,
+                "netgen_platform": NETMIKO_PLATFORMS[device.nos],
+                "netgen_role": device.role.value, "netgen_zone": device.zone, "netgen_nos": device.nos,
+                "netgen_model": device.model, "netgen_asn": device.asn,
+                "netgen_batch": batch.index, "netgen_batch_label": batch.label,
+            }
+            for group in (f"tier_{device.role.value}",
+                          f"zone_{device.zone}" if device.zone is not None else "atsw_layer",
+                          f"nos_{device.nos}"):
+                groups.setdefault(group, []).append(name)
+    inventory: dict[str, Any] = {"_meta": {"hostvars": hostvars}}
+    for group, hosts in sorted(groups.items()):
+        inventory[group] = {"hosts": sorted(hosts)}
+    inventory[ROLLOUT_GROUP] = {
+        "hosts": [name for batch in batches for name in batch.devices],  # rollout order
+        "vars": {"netgen_serial": [len(batch.devices) for batch in batches],
+                 "netgen_batches": [{"index": b.index, "label": b.label, "hosts": list(b.devices)}
+                                    for b in batches]},
+    }
+    inventory["all"] = {"children": sorted([*groups, ROLLOUT_GROUP])}
+    return inventory

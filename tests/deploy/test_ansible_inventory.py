@@ -1,0 +1,73 @@
+"""The generated Ansible inventory, read by real Ansible: groups from the fabric, and a play over
+`netgen_rollout` with `order: inventory` and `serial: netgen_serial` runs netgen's own batches."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from netgen.deploy.inventory import load_deploy
+from netgen.deploy.rollout import plan_batches
+from tests.conftest import SMALL, run_cli, topology_of
+
+pytestmark = pytest.mark.render
+ANSIBLE = shutil.which("ansible-playbook", path=str(Path(sys.executable).parent)) or shutil.which("ansible-playbook")
+
+
+def test_inventory_groups_hostvars_and_rollout_order():
+    result = run_cli("ansible-inventory", str(SMALL), "--list")
+    inventory = json.loads(result.stdout)
+    assert result.exit_code == 0
+    topology = topology_of(SMALL)
+    assert sorted(inventory["_meta"]["hostvars"]) == sorted(topology.devices)
+    assert inventory["tier_ctsw"]["hosts"] == sorted(n for n, d in topology.devices.items() if d.role.value == "ctsw")
+    assert inventory["zone_2"]["hosts"] == sorted(n for n, d in topology.devices.items() if d.zone == 2)
+    batches = plan_batches(topology, list(topology.devices), load_deploy(SMALL.parent).rollout)
+    rollout = inventory["netgen_rollout"]
+    assert rollout["hosts"] == [n for b in batches for n in b.devices]
+    assert rollout["vars"]["netgen_serial"] == [len(b.devices) for b in batches]
+    host = inventory["_meta"]["hostvars"]["z01-rtsw001"]
+    assert host["ansible_host"] == "192.0.2.11" and host["netgen_batch_label"] == "canary rtsw"
+    assert not any("pass" in key or "secret" in key for h in inventory["_meta"]["hostvars"].values() for key in h)
+    one = json.loads(run_cli("ansible-inventory", str(SMALL), "--host", "atsw02").stdout)
+    assert one["netgen_role"] == "atsw" and one["netgen_batch"] == len(batches)
+
+
+@pytest.mark.skipif(ANSIBLE is None, reason="ansible-core is not installed (pip install ansible-core)")
+def test_real_ansible_runs_netgen_batches(tmp_path):
+    script = tmp_path / "netgen-inventory"
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} -m netgen.cli ansible-inventory {SMALL} \"$@\"\n")
+    script.chmod(0o755)
+    graph = subprocess.run([str(Path(ANSIBLE).with_name("ansible-inventory")), "-i", str(script), "--graph"],
+                           capture_output=True, text=True, check=True).stdout
+    assert "@tier_rtsw:" in graph and "@netgen_rollout:" in graph
+    serial = json.loads(run_cli("ansible-inventory", str(SMALL)).stdout)["netgen_rollout"]["vars"]["netgen_serial"]
+    record = tmp_path / "batches.txt"
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(f"""
+- hosts: netgen_rollout
+  order: inventory
+  serial: "{{{{ netgen_serial_cli }}}}"
+  gather_facts: false
+  connection: local
+  tasks:
+    - name: record the batch
+      run_once: true
+      ansible.builtin.shell: echo "{{{{ ansible_play_batch | join(',') }}}}" >> {record}
+""")
+    env = {**os.environ, "ANSIBLE_HOST_KEY_CHECKING": "False", "ANSIBLE_NOCOLOR": "1",
+           "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp"), "ANSIBLE_PYTHON_INTERPRETER": sys.executable}
+    done = subprocess.run([ANSIBLE, "-i", str(script), str(playbook), "-e",
+                           json.dumps({"netgen_serial_cli": serial})], capture_output=True, text=True, env=env,
+                          check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    ran = [line.split(",") for line in record.read_text().split()]
+    topology = topology_of(SMALL)
+    batches = plan_batches(topology, list(topology.devices), load_deploy(SMALL.parent).rollout)
+    assert ran == [list(b.devices) for b in batches]
