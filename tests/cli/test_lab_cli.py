@@ -106,3 +106,37 @@ def test_export_rejects_a_bad_image_reference(tmp_path):
     code, payload = _json("lab", "export", str(SMALL), "--containerlab", str(tmp_path / "x"), "--zone", "1",
                           "--ceos-image", "ceos;rm -rf /")
     assert code == 2 and "not a Docker image reference" in payload["error"]
+
+
+# --- deploy / check input errors (no device is contacted) ------------------------------------------
+
+
+@pytest.fixture
+def no_credentials(monkeypatch):
+    for name in ("NETGEN_USERNAME", "NETGEN_PASSWORD", "NETGEN_SSH_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_deploy_without_credentials_is_exit_2(no_credentials):
+    code, payload = _json("deploy", str(SMALL), "--dry-run")
+    assert code == 2 and "NETGEN_USERNAME" in payload["error"]
+
+
+def test_deploy_limit_matching_nothing_is_exit_2(no_credentials):
+    code, payload = _json("deploy", str(SMALL), "--limit", "nothing-*")
+    assert code == 2 and "matches no device" in payload["error"]
+
+
+def test_deploy_rejects_a_world_readable_credentials_file(tmp_path, no_credentials):
+    creds = tmp_path / "creds.yaml"
+    creds.write_text("username: netops\npassword: hunter2-Secret\n")
+    creds.chmod(0o644)
+    result = run_cli("deploy", str(SMALL), "--credentials", str(creds), "--json")
+    assert result.exit_code == 2 and "chmod 600" in result.stdout and "hunter2-Secret" not in result.output
+
+
+def test_deploy_bad_policy_option_is_exit_2(monkeypatch):
+    monkeypatch.setenv("NETGEN_USERNAME", "u")
+    monkeypatch.setenv("NETGEN_PASSWORD", "p")
+    code, payload = _json("deploy", str(SMALL), "--insecure-no-host-key-check", "--max-zone-share", "1.5")
+    assert code == 2 and "max_zone_share" in payload["error"]
