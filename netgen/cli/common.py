@@ -11,7 +11,7 @@ import json
 import sys
 import traceback
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
@@ -132,3 +132,27 @@ def progress(total: int, label: str) -> Iterator[Callable[[], None]]:
         task = bar.add_task(label, total=total)
         yield lambda: bar.advance(task)
 
+
+
+def fail(message: str, as_json: bool, code: int = EXIT_INPUT) -> NoReturn:
+    """A one-line error (or a JSON error document) and the exit code; never a traceback."""
+    if as_json:
+        emit_json({"ok": False, "exit_code": code, "error": message})
+    else:
+        err.print(f"[bold red]error[/]: {escape(message)}")
+    sys.exit(code)
+
+
+def load_checked(fabric: str, as_json: bool, refusal: str) -> tuple[LoadedFabric, DesignContext]:
+    """Load and check FABRIC for a command that must not run on a fabric with design errors:
+    input errors exit 2, design errors are printed and exit 1 with `refusal` said."""
+    try:
+        loaded, ctx, findings = load(fabric)
+    except NetgenInputError as exc:
+        sys.exit(input_failure(exc, as_json))
+    errors, _ = counts(findings)
+    if errors:
+        if not as_json:
+            print_findings(findings)
+        fail(f"{errors} design error(s): {refusal}", as_json, EXIT_DESIGN)
+    return loaded, ctx

@@ -19,19 +19,17 @@ from rich.table import Table
 from netgen.checks import DesignContext
 from netgen.cli.common import (
     EXIT_DESIGN,
-    EXIT_INPUT,
     EXIT_INTERNAL,
     EXIT_OK,
     cli,
-    counts,
     emit_json,
     err,
     fabric_argument,
+    fail,
     input_failure,
     json_option,
-    load,
+    load_checked,
     out,
-    print_findings,
 )
 from netgen.deploy.ansible_inventory import ansible_inventory
 from netgen.deploy.checks import CheckResult, Outcome
@@ -56,14 +54,6 @@ from netgen.platforms.routing import bgp_plan
 DIFF_LINES_SHOWN = 40
 
 
-def _fail(message: str, as_json: bool, code: int = EXIT_INPUT) -> None:
-    if as_json:
-        emit_json({"ok": False, "exit_code": code, "error": message})
-    else:
-        err.print(f"[bold red]error[/]: {escape(message)}")
-    sys.exit(code)
-
-
 def _access_options(command: Any) -> Any:
     for option in reversed([
         click.option("--limit", metavar="PATTERN",
@@ -86,33 +76,28 @@ def _access_options(command: Any) -> Any:
 def _prepare(fabric: str, limit: str | None, configs: Path | None, credentials_file: Path | None,
              known_hosts: Path | None, insecure: bool, as_json: bool
              ) -> tuple[DesignContext, DeployFile, list[str], dict[str, dict[str, str]], Credentials, Path | None]:
+    loaded, ctx = load_checked(fabric, as_json, "fix them before deploying")
     try:
-        loaded, ctx, findings = load(fabric)
         deploy = load_deploy(loaded.source.parent)
     except NetgenInputError as exc:
         sys.exit(input_failure(exc, as_json))
-    errors, _ = counts(findings)
-    if errors:
-        if not as_json:
-            print_findings(findings)
-        _fail(f"{errors} design error(s): fix them before deploying", as_json, EXIT_DESIGN)
     names = select(list(ctx.topology.devices), ctx.topology.devices, limit)
     if not names:
-        _fail(f"--limit {limit!r} matches no device", as_json)
+        fail(f"--limit {limit!r} matches no device", as_json)
     drivers = load_drivers()
     unsupported = sorted({ctx.topology.devices[n].nos for n in names} - drivers.keys())
     if unsupported:
-        _fail(f"no deploy driver for {', '.join(unsupported)}", as_json)
+        fail(f"no deploy driver for {', '.join(unsupported)}", as_json)
     try:
         files = rendered_files(ctx, [ctx.topology.devices[n] for n in names], configs)
     except LabSliceError as exc:
-        _fail(str(exc), as_json)
+        fail(str(exc), as_json)
     except RenderError as exc:
-        _fail(f"render error (a netgen bug): {exc}", as_json, EXIT_INTERNAL)
+        fail(f"render error (a netgen bug): {exc}", as_json, EXIT_INTERNAL)
     try:
         credentials = load_credentials(credentials_file)
     except CredentialsError as exc:
-        _fail(str(exc), as_json)
+        fail(str(exc), as_json)
     hosts_file: Path | None = None
     if insecure:
         err.print("[bold yellow]warning[/]: SSH host keys are NOT verified (--insecure-no-host-key-check):"
@@ -120,7 +105,7 @@ def _prepare(fabric: str, limit: str | None, configs: Path | None, credentials_f
     else:
         hosts_file = (known_hosts or Path(deploy.ssh.known_hosts)).expanduser()
         if not hosts_file.is_file():
-            _fail(f"known_hosts file {hosts_file} not found: add the devices' host keys to it (or point"
+            fail(f"known_hosts file {hosts_file} not found: add the devices' host keys to it (or point"
                   " --known-hosts at one); --insecure-no-host-key-check turns verification off", as_json)
     return ctx, deploy, names, files, credentials, hosts_file
 
@@ -157,11 +142,11 @@ def deploy(fabric: str, limit: str | None, configs: Path | None, credentials: Pa
         policy = type(deploy_file.rollout).model_validate({**deploy_file.rollout.model_dump(), **overrides})
         change = check_change_id(change_id or time.strftime("%Y%m%d-%H%M%S"))
     except (ValueError, DriverError) as exc:
-        _fail(str(exc).splitlines()[0] if isinstance(exc, DriverError) else f"bad rollout option: {exc}", as_json)
+        fail(str(exc).splitlines()[0] if isinstance(exc, DriverError) else f"bad rollout option: {exc}", as_json)
     batches = plan_batches(ctx.topology, names, policy)
     problems = violations(batches, ctx.topology, policy)
     if problems:  # the planner's own rules, checked again: a bug if this ever fires
-        _fail("rollout plan breaks its policy: " + "; ".join(problems), as_json, EXIT_INTERNAL)
+        fail("rollout plan breaks its policy: " + "; ".join(problems), as_json, EXIT_INTERNAL)
     options = DeployOptions(change_id=change, dry_run=dry_run, confirm_timeout_s=policy.confirm_timeout_s,
                             post_check_timeout_s=post_check_timeout, max_failures=policy.max_failures,
                             command_timeout_s=deploy_file.ssh.command_timeout_s)
@@ -289,14 +274,11 @@ __all__ = ["Status", "check", "deploy"]
 def ansible_inventory_command(fabric: str, limit: str | None, list_all: bool, one_host: str | None) -> None:
     """Print an Ansible inventory (JSON) generated from FABRIC and its deploy.yaml: groups per tier,
     zone and NOS, and `netgen_rollout` in rollout order with `netgen_serial` batch sizes."""
+    loaded, ctx = load_checked(fabric, True, "fix them first (`netgen validate`)")
     try:
-        loaded, ctx, findings = load(fabric)
         deploy_file = load_deploy(loaded.source.parent)
     except NetgenInputError as exc:
         sys.exit(input_failure(exc, True))
-    errors, _ = counts(findings)
-    if errors:
-        _fail(f"{errors} design error(s): fix them first (`netgen validate`)", True, EXIT_DESIGN)
     names = select(list(ctx.topology.devices), ctx.topology.devices, limit)
     inventory = ansible_inventory(ctx.topology, deploy_file, names)
     if one_host is not None:

@@ -6,9 +6,8 @@ import sys
 from pathlib import Path
 
 import click
-from rich.markup import escape
 
-from netgen.cli.common import EXIT_DESIGN, EXIT_INPUT, EXIT_OK, cli, emit_json, err
+from netgen.cli.common import EXIT_DESIGN, EXIT_OK, cli, emit_json, fail
 from netgen.diff.revisions import RevisionError, as_markdown, as_text, diff_revisions
 
 
@@ -32,11 +31,7 @@ def diff(fabric: str, base: str, head: str | None, repo: Path, fmt: str, exit_co
     try:
         result = diff_revisions(repo.resolve(), fabric, base, head)
     except RevisionError as exc:
-        if fmt == "json":
-            emit_json({"ok": False, "exit_code": EXIT_INPUT, "error": str(exc)})
-        else:
-            err.print(f"[bold red]error[/]: {escape(str(exc))}")
-        sys.exit(EXIT_INPUT)
+        fail(str(exc), fmt == "json")
     code = EXIT_DESIGN if exit_code and result.changed else EXIT_OK
     if fmt == "json":
         emit_json({"ok": True, "exit_code": code, **result.as_dict()})

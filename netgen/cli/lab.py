@@ -8,7 +8,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 import click
 import yaml
@@ -18,21 +18,17 @@ from rich.table import Table
 
 from netgen.cli.common import (
     EXIT_DESIGN,
-    EXIT_INPUT,
     EXIT_INTERNAL,
     EXIT_OK,
     cli,
-    counts,
     emit_json,
     err,
     fabric_argument,
-    input_failure,
+    fail,
     json_option,
-    load,
+    load_checked,
     out,
-    print_findings,
 )
-from netgen.intent import NetgenInputError
 from netgen.intent.loader import resolve_fabric_path
 from netgen.lab import containerlab, netns
 from netgen.lab.adapters import lab_inputs
@@ -70,14 +66,6 @@ def lab() -> None:
     from its BGP plan (EOS: its EOS CLI is not what runs). PFC, ECN, buffers and QP hashing are
     ASIC features the lab cannot exercise.
     """
-
-
-def _fail(message: str, as_json: bool, code: int = EXIT_INPUT, **extra: Any) -> NoReturn:
-    if as_json:
-        emit_json({"ok": False, "exit_code": code, "error": message, **extra})
-    else:
-        err.print(f"[bold red]error[/]: {escape(message)}")
-    sys.exit(code)
 
 
 def _attach(name: str) -> LabBackend:
@@ -137,7 +125,7 @@ def up(fabric: str, name: str, zone: int | None, racks: int | None, ctsw: int | 
         try:
             report = backend.build(plan, update, files)
         except LabError as exc:
-            _fail(f"{exc} (nothing of lab {name!r} was left behind)", as_json)
+            fail(f"{exc} (nothing of lab {name!r} was left behind)", as_json)
         results, seconds = wait_for(lambda: routing_state(backend, plan), timeout, _session_tick(update, plan))
     failed = [r for r in results if not r.ok]
     access = _start_ssh(backend, plan, files, Path(fabric), as_json) if ssh else None
@@ -186,14 +174,14 @@ def _start_ssh(backend: LabBackend, plan: LabPlan, files: dict[str, dict[str, st
     from netgen.lab import endpoints  # noqa: PLC0415  (only with --ssh)
 
     if not isinstance(backend, netns.NetnsBackend):
-        _fail("--ssh needs the netns backend", as_json)
+        fail("--ssh needs the netns backend", as_json)
     sonic = [n.name for n in plan.routers() if n.nos == "sonic"]
     if not sonic:
-        _fail("--ssh: the slice has no SONiC router", as_json)
+        fail("--ssh: the slice has no SONiC router", as_json)
     try:
         eps = endpoints.start_management(backend, sonic, config_dbs=endpoints.sonic_config_dbs(plan.nodes, files))
     except LabError as exc:
-        _fail(f"--ssh: {exc}", as_json)
+        fail(f"--ssh: {exc}", as_json)
     site = backend.dir / "site"
     site.mkdir(exist_ok=True)
     source = resolve_fabric_path(fabric)
@@ -231,7 +219,7 @@ def verify_command(name: str, drill: bool, drill_device: str | None, drill_mode:
         backend = _attach(name)
         report = verify(backend, drill=drill, drill_device=drill_device, drill_mode=drill_mode, wait=wait)
     except LabError as exc:
-        _fail(str(exc), as_json)
+        fail(str(exc), as_json)
     report["exit_code"] = EXIT_OK if report["ok"] else EXIT_DESIGN
     if as_json:
         emit_json(report)
@@ -266,7 +254,7 @@ def down(name: str, as_json: bool) -> None:
     try:
         report = _attach(name).destroy()
     except LabError as exc:
-        _fail(str(exc), as_json)
+        fail(str(exc), as_json)
     payload = {"ok": True, "exit_code": EXIT_OK, **report.as_dict(), "seconds": round(time.monotonic() - started, 2)}
     if as_json:
         emit_json(payload)
@@ -296,22 +284,15 @@ def _fabric_slice(fabric: str, name: str, zone: int | None, racks: int | None, c
                   configs: Path | None, as_json: bool) -> tuple[LabPlan, dict[str, dict[str, str]]]:
     try:
         check_lab_name(name)
-        _, ctx, findings = load(fabric)
-    except NetgenInputError as exc:
-        sys.exit(input_failure(exc, as_json))
     except LabError as exc:
-        _fail(str(exc), as_json)
-    errors, _ = counts(findings)
-    if errors:
-        if not as_json:
-            print_findings(findings)
-        _fail(f"{errors} design error(s): the fabric must not be rendered", as_json, EXIT_DESIGN)
+        fail(str(exc), as_json)
+    _, ctx = load_checked(fabric, as_json, "the fabric must not be rendered")
     try:
         return lab_inputs(name, ctx, SliceRequest(zone, racks, ctsw), configs)
     except LabSliceError as exc:
-        _fail(str(exc), as_json)
+        fail(str(exc), as_json)
     except RenderError as exc:
-        _fail(f"render error (a netgen bug): {exc}", as_json, EXIT_INTERNAL)
+        fail(f"render error (a netgen bug): {exc}", as_json, EXIT_INTERNAL)
 
 
 @lab.command()
@@ -333,7 +314,7 @@ def export(fabric: str, directory: Path, name: str, zone: int | None, racks: int
     try:
         result = containerlab.export_containerlab(plan, files, directory, images)
     except LabError as exc:
-        _fail(str(exc), as_json)
+        fail(str(exc), as_json)
     payload = {"ok": True, "exit_code": EXIT_OK, "lab": name, "slice": plan.slice, **result.as_dict()}
     if as_json:
         emit_json(payload)

@@ -83,10 +83,13 @@ class DestroyReport:
 StageHook = Callable[[str, int, int], None]  # (stage, done, total)
 
 
-def run_command(argv: Sequence[str], stdin: str | None = None, timeout: float = 60.0) -> ExecResult:
-    """Run a host command; never raises for its exit status (127: not found, 124: timed out)."""
+def run_command(argv: Sequence[str], stdin: str | None = None, timeout: float = 60.0,
+                cwd: Path | None = None) -> ExecResult:
+    """Run an argv list (never a shell); never raises for its exit status (127: not found, 124:
+    timed out)."""
     try:
-        done = subprocess.run(list(argv), input=stdin, capture_output=True, text=True, timeout=timeout, check=False)
+        done = subprocess.run(list(argv), input=stdin, capture_output=True, text=True, timeout=timeout, check=False,
+                              cwd=cwd)
     except subprocess.TimeoutExpired:
         return ExecResult(124, "", f"timed out after {timeout:.0f} s: {' '.join(argv)}")
     except FileNotFoundError as exc:

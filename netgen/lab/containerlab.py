@@ -95,7 +95,6 @@ import json
 import re
 import shlex
 import shutil
-import subprocess
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -118,6 +117,7 @@ from netgen.lab.backend import (
     lab_root,
     list_states,
     register_backend,
+    run_command,
 )
 from netgen.lab.plan import LabNode, LabPlan
 
@@ -465,14 +465,7 @@ def container_plan(plan: LabPlan, ports: Mapping[str, Mapping[str, PortMapping]]
 
 
 def _run(argv: Sequence[str], timeout: float = 60.0, cwd: Path | None = None) -> ExecResult:
-    """Run an argv list (never a shell)."""
-    try:
-        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, check=False, cwd=cwd)
-    except subprocess.TimeoutExpired:
-        return ExecResult(124, "", f"timed out after {timeout:.0f} s: {shlex.join(argv)}")
-    except FileNotFoundError as exc:
-        return ExecResult(127, "", f"{argv[0]}: {exc.strerror}")
-    return ExecResult(done.returncode, done.stdout, done.stderr)
+    return run_command(argv, timeout=timeout, cwd=cwd)
 
 
 def _first_line(result: ExecResult) -> str:

@@ -19,6 +19,7 @@ import yaml
 
 from netgen.checks import DesignContext
 from netgen.intent import load_fabric
+from netgen.lab import backend as lab_backend
 from netgen.lab import containerlab as clab
 from netgen.lab.adapters import plan_lab, rendered_files
 from netgen.lab.backend import LabError
@@ -340,7 +341,7 @@ def fake(monkeypatch, tmp_path, zone1):
     monkeypatch.setattr(clab, "clab_prerequisites", lambda images=None: [])
     monkeypatch.setattr(ContainerlabBackend, "ready_timeout", 3.0)  # a regression fails fast, not in 5 min
     runner = FakeRunner(zone1[0].lab)
-    monkeypatch.setattr(clab.subprocess, "run", runner)
+    monkeypatch.setattr(lab_backend.subprocess, "run", runner)  # containerlab runs commands through it
     return runner
 
 
