@@ -5,8 +5,12 @@ Importing this package registers every check; `run_checks` runs them all.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from netgen.checks import addressing, buffers, capacity, platform, qos  # noqa: F401  (registration)
 from netgen.checks.base import REGISTRY, DesignCheck, DesignContext, Finding, Severity
+from netgen.intent import LoadedFabric, load_fabric
+from netgen.topology import expand
 
 SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1}
 
@@ -20,4 +24,12 @@ def run_checks(ctx: DesignContext, select: set[str] | None = None) -> list[Findi
     return sorted(findings, key=lambda f: (SEVERITY_ORDER[f.severity], f.code))
 
 
-__all__ = ["REGISTRY", "DesignCheck", "DesignContext", "Finding", "Severity", "run_checks"]
+def load_and_check(path: str | Path) -> tuple[LoadedFabric, DesignContext, list[Finding]]:
+    """Load a fabric, expand it and run every check: the start of every command that acts on a
+    fabric. Raises NetgenInputError for input errors; design errors come back as findings."""
+    loaded = load_fabric(path)
+    ctx = DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog))
+    return loaded, ctx, run_checks(ctx)
+
+
+__all__ = ["REGISTRY", "DesignCheck", "DesignContext", "Finding", "Severity", "load_and_check", "run_checks"]

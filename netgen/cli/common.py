@@ -19,9 +19,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from netgen import __version__
-from netgen.checks import DesignContext, Finding, Severity, run_checks
-from netgen.intent import LoadedFabric, NetgenInputError, load_fabric
-from netgen.topology import expand
+from netgen.checks import DesignContext, Finding, Severity, load_and_check
+from netgen.intent import LoadedFabric, NetgenInputError
 
 EXIT_OK, EXIT_DESIGN, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -51,10 +50,7 @@ def load(path: str) -> tuple[LoadedFabric, DesignContext, list[Finding]]:
     if spinner:
         spinner.start()
     try:
-        loaded = load_fabric(path)
-        topology = expand(loaded.fabric, loaded.catalog)
-        ctx = DesignContext(loaded.fabric, loaded.catalog, topology)
-        findings = run_checks(ctx)
+        loaded, ctx, findings = load_and_check(path)
     finally:
         if spinner:
             spinner.stop()

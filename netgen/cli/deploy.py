@@ -16,9 +16,9 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from netgen.checks import DesignContext
 from netgen.cli.common import (
     EXIT_DESIGN,
+    EXIT_INPUT,
     EXIT_INTERNAL,
     EXIT_OK,
     cli,
@@ -32,23 +32,19 @@ from netgen.cli.common import (
     out,
 )
 from netgen.deploy.ansible_inventory import ansible_inventory
+from netgen.deploy.ansible_rollout import DEFAULT_PLAYBOOK, RolloutError, RolloutRequest, run_playbook
 from netgen.deploy.checks import CheckResult, Outcome
 from netgen.deploy.drivers.base import DriverError, check_change_id, load_drivers
 from netgen.deploy.inventory import (
-    Credentials,
-    CredentialsError,
-    DeployFile,
-    load_credentials,
+    RolloutPolicy,
     load_deploy,
     make_nornir,
     nornir_inventory,
 )
 from netgen.deploy.pipeline import DeployOptions, DeviceOutcome, RolloutReport, Status, post_checks, run_rollout, select
-from netgen.deploy.rollout import plan_batches, violations
+from netgen.deploy.rollout import Batch, plan_batches, violations
+from netgen.deploy.target import DeployTarget, TargetError, prepare_target
 from netgen.intent import NetgenInputError
-from netgen.lab.adapters import rendered_files
-from netgen.lab.plan import LabSliceError
-from netgen.platforms.base import RenderError
 from netgen.platforms.routing import bgp_plan
 
 DIFF_LINES_SHOWN = 40
@@ -74,98 +70,140 @@ def _access_options(command: Any) -> Any:
 
 
 def _prepare(fabric: str, limit: str | None, configs: Path | None, credentials_file: Path | None,
-             known_hosts: Path | None, insecure: bool, as_json: bool
-             ) -> tuple[DesignContext, DeployFile, list[str], dict[str, dict[str, str]], Credentials, Path | None]:
+             known_hosts: Path | None, insecure: bool, as_json: bool, render: bool = True) -> DeployTarget:
     loaded, ctx = load_checked(fabric, as_json, "fix them before deploying")
     try:
-        deploy = load_deploy(loaded.source.parent)
+        target = prepare_target(ctx, loaded.source, limit=limit, configs=configs,
+                                credentials_file=credentials_file, known_hosts=known_hosts,
+                                verify_host_keys=not insecure, render=render)
     except NetgenInputError as exc:
         sys.exit(input_failure(exc, as_json))
-    names = select(list(ctx.topology.devices), ctx.topology.devices, limit)
-    if not names:
-        fail(f"--limit {limit!r} matches no device", as_json)
-    drivers = load_drivers()
-    unsupported = sorted({ctx.topology.devices[n].nos for n in names} - drivers.keys())
-    if unsupported:
-        fail(f"no deploy driver for {', '.join(unsupported)}", as_json)
-    try:
-        files = rendered_files(ctx, [ctx.topology.devices[n] for n in names], configs)
-    except LabSliceError as exc:
-        fail(str(exc), as_json)
-    except RenderError as exc:
-        fail(f"render error (a netgen bug): {exc}", as_json, EXIT_INTERNAL)
-    try:
-        credentials = load_credentials(credentials_file)
-    except CredentialsError as exc:
-        fail(str(exc), as_json)
-    hosts_file: Path | None = None
+    except TargetError as exc:
+        fail(str(exc), as_json, EXIT_INTERNAL if exc.internal else EXIT_INPUT)
     if insecure:
         err.print("[bold yellow]warning[/]: SSH host keys are NOT verified (--insecure-no-host-key-check):"
                   " a man in the middle could read and change what is pushed")
+    return target
+
+
+def _push_options(command: Any) -> Any:
+    """Options shared by `deploy` and `rollout`: commit-confirm, post-checks, batch policy, report."""
+    for option in reversed([
+        click.option("--confirm-timeout", type=int, help="Seconds before an unconfirmed commit rolls back."),
+        click.option("--post-check-timeout", type=float, default=60.0, show_default=True,
+                     help="Seconds post-checks may take to pass (sessions re-establishing) before a rollback."),
+        click.option("--batch-size", type=int, help="RTSWs per batch after the canaries."),
+        click.option("--max-zone-share", type=float, help="Most of one zone's RTSWs in one batch (0-1)."),
+        click.option("--ctsw-per-zone", type=int, help="CTSWs of one zone in one batch."),
+        click.option("--max-failures", type=int,
+                     help="Failed devices tolerated before the rollout stops (canaries: 0; deploy only)."),
+        click.option("--change-id", help="Names the EOS config sessions and SONiC checkpoints (default: a timestamp)."),
+        click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
+                     help="Write the full JSON report (with every diff) here."),
+        json_option,
+    ]):
+        command = option(command)
+    return command
+
+
+def _plan(target: DeployTarget, as_json: bool, dry_run: bool, params: dict[str, Any]
+          ) -> tuple[RolloutPolicy, list[Batch], DeployOptions]:
+    """The rollout policy (deploy.yaml with the command-line overrides), its batches and the options."""
+    overrides = {key: params[option] for key, option in (
+        ("workers", "workers"), ("rtsw_batch_size", "batch_size"), ("max_zone_share", "max_zone_share"),
+        ("ctsw_per_zone", "ctsw_per_zone"), ("max_failures", "max_failures"),
+        ("confirm_timeout_s", "confirm_timeout")) if params.get(option) is not None}
+    rollout = target.deploy.rollout
+    try:
+        policy = type(rollout).model_validate({**rollout.model_dump(), **overrides})
+        change = check_change_id(params.get("change_id") or time.strftime("%Y%m%d-%H%M%S"))
+    except (ValueError, DriverError) as exc:
+        fail(str(exc).splitlines()[0] if isinstance(exc, DriverError) else f"bad rollout option: {exc}", as_json)
+    batches = plan_batches(target.ctx.topology, target.names, policy)
+    problems = violations(batches, target.ctx.topology, policy)
+    if problems:  # the planner's own rules, checked again: a bug if this ever fires
+        fail("rollout plan breaks its policy: " + "; ".join(problems), as_json, EXIT_INTERNAL)
+    options = DeployOptions(change_id=change, dry_run=dry_run, confirm_timeout_s=policy.confirm_timeout_s,
+                            post_check_timeout_s=params["post_check_timeout"], max_failures=policy.max_failures,
+                            command_timeout_s=target.deploy.ssh.command_timeout_s)
+    if not as_json:
+        verb = "dry run" if dry_run else "deploy"
+        out.print(f"{verb} {change}: {len(target.names)} device(s) in {len(batches)} batch(es)"
+                  f" ({batches[0].label} first), {policy.workers} worker(s)")
+    return policy, batches, options
+
+
+def _conclude(report: RolloutReport, report_path: Path | None, as_json: bool, extra: dict[str, Any] | None = None
+              ) -> None:
+    """Write the report, print it (or its JSON) and exit 0 only when every device is good."""
+    payload = {"exit_code": EXIT_OK if report.ok else EXIT_DESIGN, **report.as_dict(), **(extra or {})}
+    if report_path is not None:
+        report_path.write_text(json.dumps(payload, indent=2) + "\n")
+    if as_json:
+        emit_json(payload)
     else:
-        hosts_file = (known_hosts or Path(deploy.ssh.known_hosts)).expanduser()
-        if not hosts_file.is_file():
-            fail(f"known_hosts file {hosts_file} not found: add the devices' host keys to it (or point"
-                  " --known-hosts at one); --insecure-no-host-key-check turns verification off", as_json)
-    return ctx, deploy, names, files, credentials, hosts_file
+        _print_report(report, report.dry_run)
+        if report_path is not None:
+            out.print(f"report: {escape(str(report_path))}")
+    sys.exit(payload["exit_code"])
 
 
 @cli.command()
 @fabric_argument
 @_access_options
 @click.option("--dry-run", is_flag=True, help="Pre-checks and diffs only; nothing is changed anywhere.")
-@click.option("--confirm-timeout", type=int, help="Seconds before an unconfirmed EOS commit rolls back.")
-@click.option("--post-check-timeout", type=float, default=60.0, show_default=True,
-              help="Seconds post-checks may take to pass (sessions re-establishing) before a rollback.")
-@click.option("--batch-size", type=int, help="RTSWs per batch after the canaries.")
-@click.option("--max-zone-share", type=float, help="Most of one zone's RTSWs in one batch (0-1).")
-@click.option("--ctsw-per-zone", type=int, help="CTSWs of one zone in one batch.")
-@click.option("--max-failures", type=int, help="Failed devices tolerated before the rollout stops (canaries: 0).")
-@click.option("--change-id", help="Names the EOS config sessions and SONiC checkpoints (default: a timestamp).")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the full JSON report (with every diff) here.")
-@json_option
+@_push_options
 def deploy(fabric: str, limit: str | None, configs: Path | None, credentials: Path | None, known_hosts: Path | None,
-           insecure: bool, workers: int | None, dry_run: bool, confirm_timeout: int | None,
-           post_check_timeout: float, batch_size: int | None, max_zone_share: float | None,
-           ctsw_per_zone: int | None, max_failures: int | None, change_id: str | None, report_path: Path | None,
-           as_json: bool) -> None:
+           insecure: bool, dry_run: bool, report_path: Path | None, as_json: bool, **params: Any) -> None:
     """Push the rendered configs: pre-checks, diff, commit with confirm, post-checks, confirm or roll
     back; canary RTSW, canary CTSW, then failure-domain batches; stop at the first failed batch."""
-    ctx, deploy_file, names, files, creds, hosts_file = _prepare(fabric, limit, configs, credentials, known_hosts,
-                                                                 insecure, as_json)
-    overrides = {k: v for k, v in {"workers": workers, "rtsw_batch_size": batch_size,
-                                   "max_zone_share": max_zone_share, "ctsw_per_zone": ctsw_per_zone,
-                                   "max_failures": max_failures, "confirm_timeout_s": confirm_timeout}.items()
-                 if v is not None}
+    target = _prepare(fabric, limit, configs, credentials, known_hosts, insecure, as_json)
+    policy, batches, options = _plan(target, as_json, dry_run, params)
+    nr = make_nornir(nornir_inventory(target.ctx.topology, target.deploy, target.names, target.credentials,
+                                      target.known_hosts), policy.workers)
+    with _progress_bar(len(target.names), not as_json) as tick:
+        report = run_rollout(nr, target.ctx, batches, target.files, options, progress=tick)
+    _conclude(report, report_path, as_json)
+
+
+@cli.command()
+@fabric_argument
+@_access_options
+@click.option("--playbook", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="The playbook to run (default: roles/rollout.yml, netgen_deploy over netgen_rollout in batches).")
+@click.option("--check", "dry_run", is_flag=True,
+              help="Ansible check mode: pre-checks and each device's real diff; nothing is changed.")
+@click.option("--artifacts", type=click.Path(file_okay=False, path_type=Path),
+              help="Keep ansible-runner's private data dir (inventory, events, output) here.")
+@click.option("-e", "--extra-var", "extra", multiple=True, metavar="KEY=VALUE",
+              help="An extra variable for your playbook (repeatable; never credentials).")
+@_push_options
+def rollout(fabric: str, limit: str | None, configs: Path | None, credentials: Path | None, known_hosts: Path | None,
+            insecure: bool, playbook: Path | None, dry_run: bool, artifacts: Path | None, extra: tuple[str, ...],
+            report_path: Path | None, as_json: bool, **params: Any) -> None:
+    """Run the rollout playbook with ansible-runner: each device through the netgen_deploy module
+    (same pipeline as `netgen deploy`), Ansible batches = netgen's failure-domain batches,
+    max_fail_percentage 0; events stream into the same progress and report."""
+    target = _prepare(fabric, limit, configs, credentials, known_hosts, insecure, as_json, render=False)
+    policy, batches, options = _plan(target, as_json, dry_run, params)
+    extra_vars: dict[str, str] = {}
+    for item in extra:
+        key, sep, value = item.partition("=")
+        if not sep or not key.isidentifier():
+            fail(f"-e {item!r}: expected KEY=VALUE with KEY a variable name", as_json)
+        extra_vars[key] = value
+    request = RolloutRequest(playbook=(playbook or DEFAULT_PLAYBOOK).resolve(),
+                             fabric=target.fabric_file.resolve(),
+                             policy=policy, batches=batches, options=options, configs=configs,
+                             credentials_file=credentials, artifacts=artifacts, extra_vars=extra_vars)
     try:
-        policy = type(deploy_file.rollout).model_validate({**deploy_file.rollout.model_dump(), **overrides})
-        change = check_change_id(change_id or time.strftime("%Y%m%d-%H%M%S"))
-    except (ValueError, DriverError) as exc:
-        fail(str(exc).splitlines()[0] if isinstance(exc, DriverError) else f"bad rollout option: {exc}", as_json)
-    batches = plan_batches(ctx.topology, names, policy)
-    problems = violations(batches, ctx.topology, policy)
-    if problems:  # the planner's own rules, checked again: a bug if this ever fires
-        fail("rollout plan breaks its policy: " + "; ".join(problems), as_json, EXIT_INTERNAL)
-    options = DeployOptions(change_id=change, dry_run=dry_run, confirm_timeout_s=policy.confirm_timeout_s,
-                            post_check_timeout_s=post_check_timeout, max_failures=policy.max_failures,
-                            command_timeout_s=deploy_file.ssh.command_timeout_s)
-    nr = make_nornir(nornir_inventory(ctx.topology, deploy_file, names, creds, hosts_file), policy.workers)
-    if not as_json:
-        out.print(f"{'dry run' if dry_run else 'deploy'} {change}: {len(names)} device(s) in {len(batches)} batch(es)"
-                  f" ({batches[0].label} first), {policy.workers} worker(s)")
-    with _progress_bar(len(names), not as_json) as tick:
-        report = run_rollout(nr, ctx, batches, files, options, progress=tick)
-    payload = {"exit_code": EXIT_OK if report.ok else EXIT_DESIGN, **report.as_dict()}
-    if report_path is not None:
-        report_path.write_text(json.dumps(payload, indent=2) + "\n")
-    if as_json:
-        emit_json(payload)
-    else:
-        _print_report(report, dry_run)
-        if report_path is not None:
-            out.print(f"report: {escape(str(report_path))}")
-    sys.exit(payload["exit_code"])
+        with _progress_bar(len(target.names), not as_json) as tick:
+            report, run = run_playbook(target, request, progress=tick)
+    except RolloutError as exc:
+        fail(str(exc), as_json)
+    if not as_json and run.rc not in (0, None) and not any(b["failed"] for b in report.batches):
+        err.print(f"[red]ansible-playbook {escape(run.status)} (rc {run.rc})[/]:\n{escape(run.tail)}")
+    _conclude(report, report_path, as_json, {"ansible": run.as_dict()})
 
 
 class _progress_bar:
@@ -225,10 +263,10 @@ def _print_report(report: RolloutReport, dry_run: bool) -> None:
 def check(fabric: str, limit: str | None, configs: Path | None, credentials: Path | None, known_hosts: Path | None,
           insecure: bool, workers: int | None, as_json: bool) -> None:
     """Run the device checks read-only: model, every BGP session, PFC, watchdog, remaining diff."""
-    ctx, deploy_file, names, files, creds, hosts_file = _prepare(fabric, limit, configs, credentials, known_hosts,
-                                                                 insecure, as_json)
+    target = _prepare(fabric, limit, configs, credentials, known_hosts, insecure, as_json)
+    ctx, deploy_file, names, files = target.ctx, target.deploy, target.names, target.files
     drivers = load_drivers()
-    nr = make_nornir(nornir_inventory(ctx.topology, deploy_file, names, creds, hosts_file),
+    nr = make_nornir(nornir_inventory(ctx.topology, deploy_file, names, target.credentials, target.known_hosts),
                      workers or deploy_file.rollout.workers)
     results: dict[str, list[CheckResult]] = {}
 

@@ -7,99 +7,15 @@ Device state is read from the emulator itself, never from netgen's report, so a 
 from __future__ import annotations
 
 import json
-import shutil
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from ipaddress import IPv4Address
-from pathlib import Path
 
 import pytest
-import yaml
 
-from netgen.lab.emulators.eos import EosDeviceSpec, EosFleet
-from tests.conftest import META, SMALL, run_cli, topology_of
+from tests.conftest import META, run_cli, topology_of
+from tests.deploy.eos_site import OWNED, PASSWORD, body, make_site
 
 pytestmark = pytest.mark.deploy
-
-MODELS = {"arista-7804r3a-36p-eos": "DCS-7804R3A", "arista-7808r3a-36p-eos": "DCS-7808R3A",
-          "arista-7060x6-64pe-eos": "DCS-7060X6-64PE"}
-PASSWORD = "Sw1tch-Passw0rd-91x"  # the emulator login: must never show up in output
-OWNED = ("username admin privilege 15 role network-admin secret sha512 $6$rounds=5000$netgen$notarealhash\n"
-         "interface Management1\n   ip address 192.0.2.10/24\n")
-
-
-@dataclass
-class Site:
-    fabric: Path
-    fleet: EosFleet
-    names: list[str]
-    rendered: dict[str, str]  # device -> rendered EOS config of the original fabric
-
-    def running(self, name: str) -> str:
-        return self.fleet.device(name).running_config()
-
-    def commits(self, name: str) -> list[str]:
-        return [e.kind for e in self.fleet.device(name).history if e.kind in ("commit", "commit-timer")]
-
-    def deploy(self, *args: str) -> tuple[int, dict]:
-        result = run_cli("deploy", str(self.fabric), "--limit", ",".join(self.names), "--json", *args)
-        assert "Traceback" not in result.output
-        return result.exit_code, json.loads(result.stdout)
-
-    def change_weights(self) -> None:
-        """An intent change that touches every device: DWRR weights 50/50 -> 60/40."""
-        data = yaml.safe_load(self.fabric.read_text())
-        data["qos"]["lossless"]["weight"] = 60
-        data["qos"]["classes"][0]["weight"] = 40
-        self.fabric.write_text(yaml.safe_dump(data, sort_keys=False))
-
-
-def body(config: str) -> list[str]:
-    return [line for line in config.splitlines() if line.strip() and not line.lstrip().startswith("!")
-            and line.strip() != "end"]
-
-
-def _site(tmp_path: Path, source: Path, names: list[str] | None, converged: bool,
-          monkeypatch: pytest.MonkeyPatch) -> Iterator[Site]:
-    folder = tmp_path / "site"
-    folder.mkdir()
-    for item in source.parent.glob("*.yaml"):  # the fabric and its catalog, if it has one
-        shutil.copy(item, folder / item.name)
-    topology = topology_of(folder / "fabric.yaml")
-    names = names or [n for n, d in topology.devices.items() if d.nos == "eos"]
-    out = tmp_path / "rendered"
-    devices = [arg for name in names for arg in ("--device", name)]
-    assert run_cli("render", str(folder / "fabric.yaml"), "-o", str(out), *devices).exit_code == 0
-    rendered = {n: (out / n / f"{n}.cfg").read_text() for n in names}
-    specs = {}
-    for name in names:
-        initial = (rendered[name] + OWNED) if converged else f"hostname {name}\n{OWNED}"
-        specs[name] = EosDeviceSpec(name, model=MODELS[topology.devices[name].model], config=initial)
-    fleet = EosFleet.start(specs, password=PASSWORD)
-    deploy = {"management": {"devices": {n: {"host": fleet.endpoint(n)[0], "port": fleet.endpoint(n)[1]}
-                                         for n in names}},
-              "ssh": {"known_hosts": str(fleet.known_hosts_path), "command_timeout_s": 5},
-              "rollout": {"workers": 20, "confirm_timeout_s": 60}}
-    (folder / "deploy.yaml").write_text(yaml.safe_dump(deploy))
-    monkeypatch.setenv("NETGEN_USERNAME", fleet.username)
-    monkeypatch.setenv("NETGEN_PASSWORD", fleet.password)
-    try:
-        yield Site(folder / "fabric.yaml", fleet, names, rendered)
-    finally:
-        fleet.stop()
-
-
-@pytest.fixture
-def fresh(tmp_path, monkeypatch):
-    """The 14 EOS switches of the small example, knowing only their hostname and management."""
-    yield from _site(tmp_path, SMALL, None, False, monkeypatch)
-
-
-@pytest.fixture
-def converged(tmp_path, monkeypatch):
-    """The same switches already running the small example's configs."""
-    yield from _site(tmp_path, SMALL, None, True, monkeypatch)
 
 
 def test_dry_run_changes_nothing(fresh):
@@ -174,7 +90,7 @@ def test_twenty_switches_never_two_spines_of_a_zone_in_the_commit_window(tmp_pat
     topology = topology_of(META)
     names = [n for n, d in topology.devices.items() if d.role.value == "ctsw" and d.number <= 2]
     names += ["atsw01", "atsw02", "atsw03", "atsw04"]
-    sites = _site(tmp_path, META, names, False, monkeypatch)  # keep the generator: it owns the fleet
+    sites = make_site(tmp_path, META, names, False, monkeypatch)  # keep the generator: it owns the fleet
     site = next(sites)
     try:
         started = time.monotonic()

@@ -1,0 +1,241 @@
+"""`netgen rollout`: run an Ansible playbook (by default roles/rollout.yml) with ansible-runner's
+Python API, over an inventory generated from the fabric, and turn its event stream into the same
+RolloutReport `netgen deploy` produces.
+
+The playbook's `netgen_deploy` tasks return each device's outcome under `netgen` (see
+ansible_module.py); other failures (an undefined variable, a failed assert, an unreachable host)
+become a `failed` outcome with Ansible's message. Devices the play never reached stay
+`not_touched`, and a play that ended early is reported as stopped, with the batch that ended it.
+
+Secrets: credentials reach the module through the environment Ansible inherits (NETGEN_*), a
+credentials file, or vault variables passed with no_log; never through extra vars or the inventory.
+ansible-runner records the job's environment in `artifacts/<id>/command`; netgen blanks the
+credential variables in that file as soon as it is written, and removes the whole private data
+directory after the run unless `--artifacts DIR` asks to keep it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from netgen.deploy.ansible_inventory import ROLLOUT_GROUP, ansible_inventory
+from netgen.deploy.ansible_module import RESULT_KEY
+from netgen.deploy.inventory import KEY_ENV, PASSWORD_ENV, USERNAME_ENV, RolloutPolicy
+from netgen.deploy.pipeline import GOOD, DeployOptions, DeviceOutcome, RolloutReport, Status
+from netgen.deploy.rollout import Batch
+from netgen.deploy.target import DeployTarget
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
+DEFAULT_PLAYBOOK = PROJECT_ROOT / "roles" / "rollout.yml"
+# Environment variables blanked in ansible-runner's record of the job environment: netgen's own
+# credentials and anything that looks like someone else's secret (cloud keys, vault passwords).
+SECRET_ENV = re.compile(rf"^({PASSWORD_ENV}|{KEY_ENV}|{USERNAME_ENV})$|PASSW|SECRET|TOKEN|CREDENTIAL|_KEY$",
+                        re.IGNORECASE)
+REDACTED = "********"
+DEVICE_EVENTS = {"runner_on_ok", "runner_on_failed", "runner_on_unreachable"}
+
+
+class RolloutError(Exception):
+    """The playbook could not be run at all (missing playbook, ansible-runner refused to start)."""
+
+
+@dataclass
+class AnsibleRun:
+    """What Ansible itself said: runner status and rc, the per-host stats, the end of its output."""
+
+    status: str = ""
+    rc: int | None = None
+    stats: dict[str, dict[str, int]] = field(default_factory=dict)
+    tail: str = ""  # last lines of ansible-playbook's output, for a failure that is not a device's
+    artifacts: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "rc": self.rc, "stats": self.stats, "tail": self.tail,
+                "artifacts": self.artifacts}
+
+
+def yaml_inventory(script_inventory: Mapping[str, Any]) -> dict[str, Any]:
+    """The inventory-script JSON of `ansible_inventory` in the YAML/JSON inventory plugin's shape
+    (what ansible-runner writes into its private data dir). Hosts keep their order in every
+    group: `order: inventory` over netgen_rollout then runs the rollout order."""
+    hostvars = script_inventory["_meta"]["hostvars"]
+    children: dict[str, Any] = {}
+    for group, body in script_inventory.items():
+        if group in ("_meta", "all"):
+            continue
+        children[group] = {"hosts": dict.fromkeys(body["hosts"])}
+        if body.get("vars"):
+            children[group]["vars"] = body["vars"]
+    order = script_inventory[ROLLOUT_GROUP]["hosts"]
+    return {"all": {"hosts": {name: hostvars[name] for name in order}, "children": children}}
+
+
+@dataclass(frozen=True)
+class RolloutRequest:
+    playbook: Path
+    fabric: Path  # the fabric file, absolute: the module loads it again on the controller
+    policy: RolloutPolicy
+    batches: list[Batch]
+    options: DeployOptions
+    configs: Path | None = None
+    credentials_file: Path | None = None
+    artifacts: Path | None = None  # keep ansible-runner's private data dir here
+    extra_vars: Mapping[str, Any] = field(default_factory=dict)
+
+
+def extravars(target: DeployTarget, request: RolloutRequest) -> dict[str, Any]:
+    """Variables for the play: where the fabric is and how to push; no credential ever."""
+    values: dict[str, Any] = {
+        "netgen_fabric": str(request.fabric),
+        "netgen_serial": [len(b.devices) for b in request.batches],
+        "netgen_change_id": request.options.change_id,
+        "netgen_confirm_timeout": request.options.confirm_timeout_s,
+        "netgen_post_check_timeout": request.options.post_check_timeout_s,
+        "netgen_verify_host_keys": target.known_hosts is not None,
+    }
+    if target.known_hosts is not None:
+        values["netgen_known_hosts"] = str(target.known_hosts.resolve())
+    if request.configs is not None:
+        values["netgen_configs"] = str(request.configs.resolve())
+    if request.credentials_file is not None:
+        values["netgen_credentials_file"] = str(request.credentials_file.resolve())
+    return {**values, **request.extra_vars}
+
+
+def _update(outcome: DeviceOutcome, data: Mapping[str, Any]) -> None:
+    """Copy a module-reported outcome (DeviceOutcome.as_dict) onto the report's outcome."""
+    outcome.status = Status(data.get("status", Status.FAILED.value))
+    for name in ("stage", "changes", "diff", "checks", "error", "commit_started", "commit_ended", "seconds",
+                 "stage_seconds"):
+        if name in data:
+            setattr(outcome, name, data[name])
+
+
+class EventCollector:
+    """ansible-runner's event handler: device outcomes into the report, progress as each lands."""
+
+    def __init__(self, report: RolloutReport, progress: Callable[[DeviceOutcome], None] | None) -> None:
+        self.report, self.progress = report, progress
+        self.done: set[str] = set()
+
+    def __call__(self, event: dict[str, Any]) -> bool:
+        kind = event.get("event")
+        data = event.get("event_data") or {}
+        host = data.get("host")
+        if kind not in DEVICE_EVENTS or host not in self.report.devices:
+            return True
+        outcome = self.report.devices[host]
+        result = data.get("res") or {}
+        if isinstance(result.get(RESULT_KEY), dict):
+            _update(outcome, result[RESULT_KEY])
+        elif kind != "runner_on_ok" and not data.get("ignore_errors"):
+            # a task other than the module failed for this host (or it was unreachable)
+            outcome.status = Status.FAILED
+            outcome.stage = outcome.stage or "ansible"
+            outcome.error = f"ansible task {data.get('task', '?')!r}: {result.get('msg', kind)}"[:800]
+        else:
+            return True
+        if host not in self.done:
+            self.done.add(host)
+            if self.progress:
+                self.progress(outcome)
+        return True
+
+
+def _blank_secrets(artifact_dir: Path) -> None:
+    """ansible-runner writes the job environment into `command`; blank the credential variables."""
+    command = artifact_dir / "command"
+    try:
+        data = json.loads(command.read_text())
+    except (OSError, ValueError):
+        return
+    env = data.get("env") or {}
+    if any(SECRET_ENV.search(name) for name in env):
+        data["env"] = {k: (REDACTED if SECRET_ENV.search(k) else v) for k, v in env.items()}
+        command.write_text(json.dumps(data))
+
+
+def run_playbook(target: DeployTarget, request: RolloutRequest,
+                 progress: Callable[[DeviceOutcome], None] | None = None) -> tuple[RolloutReport, AnsibleRun]:
+    """Run the playbook to completion; the report says per device what happened."""
+    import ansible_runner  # noqa: PLC0415  (0.1 s import that only `netgen rollout` needs)
+
+    if not request.playbook.is_file():
+        raise RolloutError(f"playbook {request.playbook} not found")
+    ctx = target.ctx
+    report = RolloutReport(ctx.fabric.name, request.options.change_id, request.options.dry_run, time.time())
+    for batch in request.batches:
+        for name in batch.devices:
+            device = ctx.topology.devices[name]
+            report.devices[name] = DeviceOutcome(name, device.role.value, device.zone, device.nos, batch.index)
+    names = [n for b in request.batches for n in b.devices]
+    inventory = yaml_inventory(ansible_inventory(ctx.topology, target.deploy, names, request.policy))
+
+    private = request.artifacts or Path(tempfile.mkdtemp(prefix="netgen-rollout-"))
+    private.mkdir(parents=True, exist_ok=True)
+    os.chmod(private, 0o700)
+    (private / "inventory").mkdir(exist_ok=True)
+    inventory_file = private / "inventory" / "netgen.json"
+    inventory_file.write_text(json.dumps(inventory, indent=1))
+    ident = request.options.change_id
+    collector = EventCollector(report, progress)
+
+    def on_status(status: dict[str, Any], runner_config: Any = None) -> None:
+        if status.get("status") == "running":  # `command` (with the environment) was just written
+            _blank_secrets(private / "artifacts" / ident)
+
+    cmdline = [f"--forks {request.policy.workers}", "--diff"]
+    if request.options.dry_run:
+        cmdline.append("--check")
+    run = AnsibleRun(artifacts=str(private) if request.artifacts else None)
+    try:
+        runner = ansible_runner.run(
+            private_data_dir=str(private), ident=ident, playbook=str(request.playbook.resolve()),
+            inventory=str(inventory_file), extravars=extravars(target, request), cmdline=" ".join(cmdline),
+            envvars={"ANSIBLE_NOCOLOR": "1", "ANSIBLE_RETRY_FILES_ENABLED": "0",
+                     "ANSIBLE_LOCAL_TEMP": str(private / "tmp"), "ANSIBLE_DEPRECATION_WARNINGS": "0"},
+            event_handler=collector, status_handler=on_status, quiet=True, rotate_artifacts=0)
+        run.status, run.rc = str(runner.status), runner.rc
+        run.stats = {k: v for k, v in (runner.stats or {}).items() if isinstance(v, dict)}
+        with open(runner.stdout.name) as handle:
+            run.tail = "\n".join(handle.read().splitlines()[-15:])
+    finally:
+        _blank_secrets(private / "artifacts" / ident)
+        if request.artifacts is None:
+            shutil.rmtree(private, ignore_errors=True)
+    _finish(report, request.batches, run)
+    return report, run
+
+
+def _finish(report: RolloutReport, batches: list[Batch], run: AnsibleRun) -> None:
+    """Batches with their failures, and why the rollout stopped (if it did)."""
+    for batch in batches:
+        bad = [n for n in batch.devices if report.devices[n].status not in GOOD | {Status.NOT_TOUCHED}]
+        report.batches.append({"index": batch.index, "label": batch.label, "devices": list(batch.devices),
+                               "failed": bad})
+    failed_batches = [b for b in report.batches if b["failed"]]
+    untouched = [n for n, o in report.devices.items() if o.status is Status.NOT_TOUCHED]
+    if failed_batches:
+        first = failed_batches[0]
+        report.stopped = bool(untouched) or run.rc != 0
+        report.stopped_reason = (f"batch {first['index']} ({first['label']}) failed on {', '.join(first['failed'])};"
+                                 f" ansible-playbook ended the play (max_fail_percentage)"
+                                 + ("; later batches were not touched" if untouched else ""))
+    elif run.rc != 0 or untouched:
+        report.stopped = True
+        report.stopped_reason = (f"ansible-playbook {run.status or 'failed'} (rc {run.rc})"
+                                 + (f" and never reached {len(untouched)} device(s)" if untouched else "")
+                                 + (": " + run.tail.strip().splitlines()[-1] if run.tail.strip() else ""))
+    report.finished = time.time()
+
+
+__all__ = ["DEFAULT_PLAYBOOK", "AnsibleRun", "RolloutError", "RolloutRequest", "run_playbook", "yaml_inventory"]

@@ -1,0 +1,94 @@
+"""What a push needs, gathered and checked before any connection is opened: the checked fabric,
+its deploy.yaml, the selected devices, their rendered files, the credentials and the host-key file.
+
+`netgen deploy`, `netgen check`, `netgen rollout` and the Ansible module (roles/netgen_deploy) all
+start here, so a problem is refused the same way whichever door the push came through.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from netgen.checks import DesignContext, Finding, Severity, load_and_check
+from netgen.deploy.drivers.base import load_drivers
+from netgen.deploy.inventory import Credentials, CredentialsError, DeployFile, load_credentials, load_deploy
+from netgen.deploy.pipeline import select
+from netgen.intent import LoadedFabric
+from netgen.lab.adapters import rendered_files
+from netgen.lab.plan import LabSliceError
+from netgen.platforms.base import RenderError
+
+
+class TargetError(Exception):
+    """Input that stops a push before it starts; the message says what to fix (never a secret).
+    `internal` marks a netgen bug (a render failure) rather than bad input."""
+
+    def __init__(self, message: str, *, internal: bool = False) -> None:
+        super().__init__(message)
+        self.internal = internal
+
+
+@dataclass(frozen=True)
+class DeployTarget:
+    ctx: DesignContext
+    fabric_file: Path  # the fabric file as loaded (deploy.yaml sits beside it)
+    deploy: DeployFile
+    names: list[str]  # selected devices, in topology order
+    files: dict[str, dict[str, str]]  # device -> file name -> rendered text
+    credentials: Credentials
+    known_hosts: Path | None  # None: host keys are not verified (explicitly requested)
+
+
+def design_errors(findings: list[Finding]) -> list[Finding]:
+    return [f for f in findings if f.severity is Severity.ERROR]
+
+
+def load_context(fabric: str | Path) -> tuple[LoadedFabric, DesignContext]:
+    """The checked fabric; input errors raise NetgenInputError, design errors TargetError (one line
+    per finding, with its fix)."""
+    loaded, ctx, findings = load_and_check(fabric)
+    errors = design_errors(findings)
+    if errors:
+        lines = "; ".join(f"{f.code} {f.subject}: {f.message} (fix: {f.fix})" for f in errors)
+        raise TargetError(f"{len(errors)} design error(s), fix them before deploying: {lines}")
+    return loaded, ctx
+
+
+def prepare_target(ctx: DesignContext, fabric_file: Path, *, limit: str | None = None, configs: Path | None = None,
+                   credentials: Credentials | None = None, credentials_file: Path | None = None,
+                   known_hosts: Path | None = None, verify_host_keys: bool = True,
+                   render: bool = True) -> DeployTarget:
+    """Everything but the connection. `credentials` given directly win over `credentials_file`, which
+    wins over the NETGEN_* environment variables. `render=False` skips rendering (the caller only
+    needs the selection and access, e.g. to hand each device's push to Ansible)."""
+    deploy = load_deploy(fabric_file.parent)  # NetgenInputError: its problems name the file, the field and the fix
+    names = select(list(ctx.topology.devices), ctx.topology.devices, limit)
+    if not names:
+        raise TargetError(f"--limit {limit!r} matches no device")
+    unsupported = sorted({ctx.topology.devices[n].nos for n in names} - load_drivers().keys())
+    if unsupported:
+        raise TargetError(f"no deploy driver for {', '.join(unsupported)}")
+    files: dict[str, dict[str, str]] = {}
+    if render:
+        try:
+            files = rendered_files(ctx, [ctx.topology.devices[n] for n in names], configs)
+        except LabSliceError as exc:
+            raise TargetError(str(exc)) from None
+        except RenderError as exc:
+            raise TargetError(f"render error (a netgen bug): {exc}", internal=True) from None
+    if credentials is None:
+        try:
+            credentials = load_credentials(credentials_file)
+        except CredentialsError as exc:
+            raise TargetError(str(exc)) from None
+    hosts_file: Path | None = None
+    if verify_host_keys:
+        hosts_file = (known_hosts or Path(deploy.ssh.known_hosts)).expanduser()
+        if not hosts_file.is_file():
+            raise TargetError(f"known_hosts file {hosts_file} not found: add the devices' host keys to it (or point"
+                              " --known-hosts at one); --insecure-no-host-key-check turns verification off")
+    return DeployTarget(ctx, fabric_file, deploy, names, files, credentials, hosts_file)
+
+
+__all__ = ["DeployTarget", "TargetError", "design_errors", "load_context", "prepare_target"]
