@@ -31,7 +31,8 @@ from netgen.cli.common import (
     load_checked,
     out,
 )
-from netgen.deploy.ansible_inventory import ansible_inventory
+from netgen.deploy.ansible_inventory import ansible_inventory, yaml_inventory
+from netgen.deploy.ansible_inventory import playbook_vars as rollout_playbook_vars
 from netgen.deploy.ansible_rollout import DEFAULT_PLAYBOOK, RolloutError, RolloutRequest, run_playbook
 from netgen.deploy.checks import CheckResult, Outcome
 from netgen.deploy.drivers.base import DriverError, check_change_id, load_drivers
@@ -309,18 +310,32 @@ __all__ = ["Status", "check", "deploy"]
 @click.option("--limit", metavar="PATTERN", help="Only these devices (as `netgen deploy --limit`).")
 @click.option("--list", "list_all", is_flag=True, help="Ansible inventory-script protocol (the default output).")
 @click.option("--host", "one_host", metavar="NAME", help="Ansible inventory-script protocol: one host's variables.")
-def ansible_inventory_command(fabric: str, limit: str | None, list_all: bool, one_host: str | None) -> None:
+@click.option("--static", is_flag=True,
+              help="A static inventory file instead (YAML/JSON plugin format): `ansible-playbook -i FILE.json`.")
+@click.option("--playbook-vars", is_flag=True,
+              help="The extra vars roles/rollout.yml needs (netgen_fabric, netgen_serial): `-e @FILE.json`.")
+def ansible_inventory_command(fabric: str, limit: str | None, list_all: bool, one_host: str | None, static: bool,
+                              playbook_vars: bool) -> None:
     """Print an Ansible inventory (JSON) generated from FABRIC and its deploy.yaml: groups per tier,
     zone and NOS, and `netgen_rollout` in rollout order with `netgen_serial` batch sizes."""
+    if sum([list_all, one_host is not None, static, playbook_vars]) > 1:
+        fail("--list, --host, --static and --playbook-vars exclude each other", True)
     loaded, ctx = load_checked(fabric, True, "fix them first (`netgen validate`)")
     try:
         deploy_file = load_deploy(loaded.source.parent)
     except NetgenInputError as exc:
         sys.exit(input_failure(exc, True))
     names = select(list(ctx.topology.devices), ctx.topology.devices, limit)
+    if not names:
+        fail(f"--limit {limit!r} matches no device", True)
     inventory = ansible_inventory(ctx.topology, deploy_file, names)
     if one_host is not None:
-        click.echo(json.dumps(inventory["_meta"]["hostvars"].get(one_host, {}), indent=2))
+        document = inventory["_meta"]["hostvars"].get(one_host, {})
+    elif static:
+        document = yaml_inventory(inventory)
+    elif playbook_vars:
+        document = rollout_playbook_vars(loaded.source, inventory)
     else:
-        click.echo(json.dumps(inventory, indent=2))
+        document = inventory
+    click.echo(json.dumps(document, indent=2))
     sys.exit(EXIT_OK)

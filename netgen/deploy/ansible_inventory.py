@@ -12,6 +12,8 @@ No credential is ever written here: Ansible takes them from its own vault or env
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from netgen.deploy.inventory import NETMIKO_PLATFORMS, DeployFile, RolloutPolicy, device_access
@@ -52,3 +54,26 @@ def ansible_inventory(topology: Topology, deploy: DeployFile, names: list[str],
     }
     inventory["all"] = {"children": sorted([*groups, ROLLOUT_GROUP])}
     return inventory
+
+
+def yaml_inventory(script_inventory: Mapping[str, Any]) -> dict[str, Any]:
+    """The inventory-script JSON of `ansible_inventory` in the YAML/JSON inventory plugin's shape
+    (what ansible-runner writes into its private data dir). Hosts keep their order in every
+    group: `order: inventory` over netgen_rollout then runs the rollout order."""
+    hostvars = script_inventory["_meta"]["hostvars"]
+    children: dict[str, Any] = {}
+    for group, body in script_inventory.items():
+        if group in ("_meta", "all"):
+            continue
+        children[group] = {"hosts": dict.fromkeys(body["hosts"])}
+        if body.get("vars"):
+            children[group]["vars"] = body["vars"]
+    order = script_inventory[ROLLOUT_GROUP]["hosts"]
+    return {"all": {"hosts": {name: hostvars[name] for name in order}, "children": children}}
+
+
+def playbook_vars(fabric_file: Path, script_inventory: Mapping[str, Any]) -> dict[str, Any]:
+    """The extra vars roles/rollout.yml needs (`-e @file`): the fabric and the batch sizes, which
+    Ansible will not template into `serial` from inventory variables."""
+    return {"netgen_fabric": str(fabric_file.resolve()),
+            "netgen_serial": script_inventory[ROLLOUT_GROUP]["vars"]["netgen_serial"]}

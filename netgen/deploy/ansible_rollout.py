@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from netgen.deploy.ansible_inventory import ROLLOUT_GROUP, ansible_inventory
+from netgen.deploy.ansible_inventory import ansible_inventory, yaml_inventory
 from netgen.deploy.ansible_module import RESULT_KEY
 from netgen.deploy.inventory import KEY_ENV, PASSWORD_ENV, USERNAME_ENV, RolloutPolicy
 from netgen.deploy.pipeline import GOOD, DeployOptions, DeviceOutcome, RolloutReport, Status
@@ -61,22 +61,6 @@ class AnsibleRun:
     def as_dict(self) -> dict[str, Any]:
         return {"status": self.status, "rc": self.rc, "stats": self.stats, "tail": self.tail,
                 "artifacts": self.artifacts}
-
-
-def yaml_inventory(script_inventory: Mapping[str, Any]) -> dict[str, Any]:
-    """The inventory-script JSON of `ansible_inventory` in the YAML/JSON inventory plugin's shape
-    (what ansible-runner writes into its private data dir). Hosts keep their order in every
-    group: `order: inventory` over netgen_rollout then runs the rollout order."""
-    hostvars = script_inventory["_meta"]["hostvars"]
-    children: dict[str, Any] = {}
-    for group, body in script_inventory.items():
-        if group in ("_meta", "all"):
-            continue
-        children[group] = {"hosts": dict.fromkeys(body["hosts"])}
-        if body.get("vars"):
-            children[group]["vars"] = body["vars"]
-    order = script_inventory[ROLLOUT_GROUP]["hosts"]
-    return {"all": {"hosts": {name: hostvars[name] for name in order}, "children": children}}
 
 
 @dataclass(frozen=True)
@@ -164,6 +148,12 @@ def _blank_secrets(artifact_dir: Path) -> None:
         command.write_text(json.dumps(data))
 
 
+def _roles_path() -> str:
+    """The user's roles path plus netgen's roles/, so a playbook anywhere can use netgen_deploy."""
+    own = os.environ.get("ANSIBLE_ROLES_PATH", "")
+    return os.pathsep.join([p for p in own.split(os.pathsep) if p] + [str(PROJECT_ROOT / "roles")])
+
+
 def run_playbook(target: DeployTarget, request: RolloutRequest,
                  progress: Callable[[DeviceOutcome], None] | None = None) -> tuple[RolloutReport, AnsibleRun]:
     """Run the playbook to completion; the report says per device what happened."""
@@ -201,7 +191,7 @@ def run_playbook(target: DeployTarget, request: RolloutRequest,
         runner = ansible_runner.run(
             private_data_dir=str(private), ident=ident, playbook=str(request.playbook.resolve()),
             inventory=str(inventory_file), extravars=extravars(target, request), cmdline=" ".join(cmdline),
-            envvars={"ANSIBLE_NOCOLOR": "1", "ANSIBLE_RETRY_FILES_ENABLED": "0",
+            envvars={"ANSIBLE_NOCOLOR": "1", "ANSIBLE_RETRY_FILES_ENABLED": "0", "ANSIBLE_ROLES_PATH": _roles_path(),
                      "ANSIBLE_LOCAL_TEMP": str(private / "tmp"), "ANSIBLE_DEPRECATION_WARNINGS": "0"},
             event_handler=collector, status_handler=on_status, quiet=True, rotate_artifacts=0)
         run.status, run.rc = str(runner.status), runner.rc

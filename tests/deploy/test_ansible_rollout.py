@@ -6,6 +6,7 @@ Device state is read from the emulator, never from netgen's or Ansible's report.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -74,7 +75,7 @@ def test_rollout_converges_in_netgen_batches_then_a_second_run_changes_nothing(f
     batches = report["batches"]
     assert [b["devices"] for b in batches] == [["z02-rtsw001"], ["z01-ctsw01"], ["z02-rtsw002"],
                                                ["z01-ctsw02", "z02-ctsw01"], ["atsw01"], ["atsw02"]]
-    for earlier, later in zip(batches, batches[1:], strict=False):
+    for earlier, later in itertools.pairwise(batches):
         ended = max(report["devices"][n]["commit_ended"] for n in earlier["devices"])
         started = min(report["devices"][n]["commit_started"] for n in later["devices"])
         assert ended <= started, f"batch {later['index']} started before batch {earlier['index']} ended"
@@ -123,23 +124,20 @@ def test_secrets_stay_out_of_output_events_and_artifacts(fresh, tmp_path):
 def test_plain_ansible_playbook_with_generated_inventory_and_vault_style_credentials(fresh, tmp_path, monkeypatch):
     """The user's own `ansible-playbook --check --diff` with the credentials as (vault) variables:
     the diff shows in Ansible's output, the password never does, nothing changes."""
-    inventory = tmp_path / "inventory.json"
-    generated = run_cli("ansible-inventory", str(fresh.fabric), "--limit", ",".join(fresh.names[:3]))
-    inventory.write_text(generated.stdout)
-    # the inventory-script format as a static file needs the script plugin: wrap it
-    script = tmp_path / "netgen-inventory"
-    script.write_text(f"#!/bin/sh\ncat {inventory}\n")
-    script.chmod(0o755)
-    serial = json.loads(generated.stdout)["netgen_rollout"]["vars"]["netgen_serial"]
+    limit = ",".join(fresh.names[:3])
+    inventory, playbook_vars = tmp_path / "inventory.json", tmp_path / "rollout-vars.json"
+    inventory.write_text(run_cli("ansible-inventory", str(fresh.fabric), "--limit", limit, "--static").stdout)
+    playbook_vars.write_text(run_cli("ansible-inventory", str(fresh.fabric), "--limit", limit,
+                                     "--playbook-vars").stdout)
     monkeypatch.delenv("NETGEN_USERNAME")
     monkeypatch.delenv("NETGEN_PASSWORD")
     before = {n: fresh.running(n) for n in fresh.names}
     env = {**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp"),
            "ANSIBLE_RETRY_FILES_ENABLED": "0"}
-    extra = {"netgen_fabric": str(fresh.fabric), "netgen_serial": serial,
-             "netgen_username": fresh.fleet.username, "netgen_password": PASSWORD}
-    done = subprocess.run([ANSIBLE, "-v", "-i", str(script), str(DEFAULT_PLAYBOOK), "--check", "--diff",
-                           "-e", json.dumps(extra)], capture_output=True, text=True, env=env, check=False, cwd=ROOT)
+    vault = {"netgen_username": fresh.fleet.username, "netgen_password": PASSWORD}
+    done = subprocess.run([ANSIBLE, "-v", "-i", str(inventory), str(DEFAULT_PLAYBOOK), "--check", "--diff",
+                           "-e", f"@{playbook_vars}", "-e", json.dumps(vault)],
+                          capture_output=True, text=True, env=env, check=False, cwd=ROOT)
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-3000:]
     assert output.count("changed: [") == 3 and "+   mtu 9100" in output  # the EOS session diff, via --diff

@@ -210,6 +210,34 @@ def test_5b_connection_drops_and_a_slow_device(site, fault, value, status, ends_
     assert "netgen-" not in site.ssh("z01-rtsw001", "config list-checkpoints")  # nothing left half-done
 
 
+def test_5c_ansible_rollout_check_mode_then_apply_then_no_change(site):
+    """`netgen rollout` (ansible-playbook via ansible-runner, the netgen_deploy module) on the SONiC
+    path: check mode shows the CONFIG_DB field changes and changes nothing, a real run applies
+    them, a second run changes nothing."""
+    site.edit({"asn.ctsw_base": 4200000000, "qos.lossless.weight": 65, "qos.classes.0.weight": 35})
+    before = {n: site.running(n) for n in RTSWS}
+    weight = before["z01-rtsw001"]["SCHEDULER"]["scheduler.roce"]["weight"]
+    assert weight != "65"
+
+    def rollout(*args: str) -> tuple[int, dict]:
+        result = run_cli("rollout", str(site.fabric), "--limit", ",".join(RTSWS), "--json", *args)
+        assert "Traceback" not in result.output
+        return result.exit_code, json.loads(result.stdout)
+
+    code, report = rollout("--check")
+    assert code == 0 and report["counts"] == {"dry_run": 2}, report.get("stopped_reason")
+    assert f"~ SCHEDULER|scheduler.roce.weight: {weight} -> 65" in report["devices"]["z01-rtsw001"]["diff"]
+    assert set(report["ansible"]["stats"]["changed"]) == set(RTSWS)  # Ansible: "would change"
+    assert {n: site.running(n) for n in RTSWS} == before
+    code, report = rollout()
+    assert code == 0 and report["counts"] == {"changed": 2}, [d["error"] for d in report["devices"].values()]
+    for node in RTSWS:
+        assert site.running(node)["SCHEDULER"]["scheduler.roce"]["weight"] == "65"
+        assert "netgen-" not in site.ssh(node, "config list-checkpoints")
+    code, report = rollout()
+    assert code == 0 and report["counts"] == {"unchanged": 2} and not report["ansible"]["stats"].get("changed")
+
+
 def test_6_lab_up_ssh_gives_a_site_that_netgen_deploy_uses_as_is(monkeypatch):
     """The user's path: `netgen lab up --ssh`, then the printed `netgen deploy` command."""
     before = HostSnapshot.take()

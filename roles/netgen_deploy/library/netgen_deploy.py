@@ -4,6 +4,10 @@
 # importable by the interpreter that runs this module: the role runs it on the controller with
 # `ansible_playbook_python` (the Python Ansible itself runs in, where netgen is installed).
 
+# Ansible's layout puts DOCUMENTATION / EXAMPLES / RETURN before the imports (ansible-doc and
+# ansible-test read them there), hence E402 for this file.
+# ruff: noqa: E402
+
 from __future__ import annotations
 
 DOCUMENTATION = r"""
@@ -23,7 +27,9 @@ version_added: "0.1.0"
 author: netgen
 options:
   fabric:
-    description: Path of the fabric file (or its directory); C(deploy.yaml) beside it gives management addresses, SSH settings and the commit-confirm window.
+    description:
+      - Path of the fabric file (or its directory).
+      - C(deploy.yaml) beside it gives management addresses, SSH settings and the commit-confirm window.
     type: path
     required: true
   device:
@@ -54,7 +60,10 @@ options:
     description: YAML with username and password or key_file, readable only by its owner.
     type: path
   username:
-    description: Login. Without it, netgen reads I(credentials_file) or NETGEN_USERNAME / NETGEN_PASSWORD / NETGEN_SSH_KEY from the environment.
+    description:
+      - Login.
+      - Without it, netgen reads I(credentials_file), or NETGEN_USERNAME / NETGEN_PASSWORD / NETGEN_SSH_KEY
+        from the environment.
     type: str
   password:
     description: Password (from Ansible vault). Never logged or returned.
@@ -130,7 +139,7 @@ ARGUMENT_SPEC = {
 def main() -> None:
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     try:
-        from netgen.deploy.ansible_module import run
+        from netgen.deploy.ansible_module import run  # noqa: PLC0415  (a clear failure when netgen is missing)
     except ImportError as exc:
         module.fail_json(msg=f"netgen is not importable by {sys.executable} ({exc}): run the module with the Python"
                              " that has netgen installed (the netgen_deploy role sets ansible_python_interpreter"
