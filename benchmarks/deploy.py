@@ -1,8 +1,9 @@
 """Deploy benchmark (by hand): 20 emulated EOS switches of meta-24k (16 CTSWs, 2 per zone, and 4
-ATSWs) deployed from scratch with `netgen deploy`, for several worker counts; prints the wall time
-and where each device's time went (mean seconds per pipeline stage).
+ATSWs) deployed from scratch with `netgen deploy` (or `netgen rollout`: the same pipeline run by
+ansible-playbook through ansible-runner, one module process per switch), for several worker
+counts; prints the wall time and where each device's time went (mean seconds per pipeline stage).
 
-    python benchmarks/deploy.py [--workers 1 5 20]
+    python benchmarks/deploy.py [--workers 1 5 20] [--via deploy rollout]
 
 The switches are the in-repo EOS emulator (netgen/lab/emulators/eos.py) on 127.0.0.1: network
 latency is ~0, so the figures show netgen's and netmiko's own cost, not a WAN's.
@@ -33,7 +34,7 @@ MODELS = {"arista-7804r3a-36p-eos": "DCS-7804R3A", "arista-7808r3a-36p-eos": "DC
           "arista-7060x6-64pe-eos": "DCS-7060X6-64PE"}
 
 
-def run(workers: int) -> dict[str, float]:
+def run(workers: int, via: str) -> dict[str, float]:
     source = ROOT / "inventory" / "meta-24k"
     loaded = load_fabric(source)
     topology = expand(loaded.fabric, loaded.catalog)
@@ -53,8 +54,8 @@ def run(workers: int) -> dict[str, float]:
             (site / "deploy.yaml").write_text(yaml.safe_dump(deploy))
             os.environ["NETGEN_USERNAME"], os.environ["NETGEN_PASSWORD"] = fleet.username, fleet.password
             started = time.monotonic()
-            result = CliRunner().invoke(cli, ["deploy", str(site / "fabric.yaml"), "--limit", ",".join(names),
-                                              "--json"])
+            result = CliRunner().invoke(cli, [via, str(site / "fabric.yaml"), "--limit", ",".join(names),
+                                              "--workers", str(workers), "--json"])
             wall = time.monotonic() - started
         finally:
             fleet.stop()
@@ -63,7 +64,7 @@ def run(workers: int) -> dict[str, float]:
     for outcome in report["devices"].values():
         for stage, seconds in outcome["stage_seconds"].items():
             stages.setdefault(stage, []).append(seconds)
-    print(f"workers {workers:3d}: {wall:6.1f} s for {len(names)} switches in {len(report['batches'])} batches,"
+    print(f"{via:8s} workers {workers:3d}: {wall:6.1f} s for {len(names)} switches in {len(report['batches'])} batches,"
           f" {report['counts']}")
     print("   mean s/device: " + ", ".join(f"{k} {statistics.mean(v):.2f}" for k, v in stages.items()))
     return {"wall": wall}
@@ -72,9 +73,11 @@ def run(workers: int) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 5, 20])
+    parser.add_argument("--via", nargs="+", choices=["deploy", "rollout"], default=["deploy"])
     args = parser.parse_args()
-    for workers in args.workers:
-        run(workers)
+    for via in args.via:
+        for workers in args.workers:
+            run(workers, via)
     return 0
 
 

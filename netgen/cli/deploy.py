@@ -107,7 +107,7 @@ def _push_options(command: Any) -> Any:
     return command
 
 
-def _plan(target: DeployTarget, as_json: bool, dry_run: bool, params: dict[str, Any]
+def _plan(target: DeployTarget, as_json: bool, dry_run: bool, params: dict[str, Any], verb: str = "deploy"
           ) -> tuple[RolloutPolicy, list[Batch], DeployOptions]:
     """The rollout policy (deploy.yaml with the command-line overrides), its batches and the options."""
     overrides = {key: params[option] for key, option in (
@@ -128,8 +128,8 @@ def _plan(target: DeployTarget, as_json: bool, dry_run: bool, params: dict[str, 
                             post_check_timeout_s=params["post_check_timeout"], max_failures=policy.max_failures,
                             command_timeout_s=target.deploy.ssh.command_timeout_s)
     if not as_json:
-        verb = "dry run" if dry_run else "deploy"
-        out.print(f"{verb} {change}: {len(target.names)} device(s) in {len(batches)} batch(es)"
+        mode = " (dry run)" if dry_run else ""
+        out.print(f"{verb}{mode} {change}: {len(target.names)} device(s) in {len(batches)} batch(es)"
                   f" ({batches[0].label} first), {policy.workers} worker(s)")
     return policy, batches, options
 
@@ -186,7 +186,7 @@ def rollout(fabric: str, limit: str | None, configs: Path | None, credentials: P
     (same pipeline as `netgen deploy`), Ansible batches = netgen's failure-domain batches,
     max_fail_percentage 0; events stream into the same progress and report."""
     target = _prepare(fabric, limit, configs, credentials, known_hosts, insecure, as_json, render=False)
-    policy, batches, options = _plan(target, as_json, dry_run, params)
+    policy, batches, options = _plan(target, as_json, dry_run, params, "ansible rollout")
     extra_vars: dict[str, str] = {}
     for item in extra:
         key, sep, value = item.partition("=")

@@ -40,14 +40,24 @@ def test_inventory_groups_hostvars_and_rollout_order():
 
 
 @pytest.mark.skipif(ANSIBLE is None, reason="ansible-core is not installed (pip install ansible-core)")
-def test_real_ansible_runs_netgen_batches(tmp_path):
-    script = tmp_path / "netgen-inventory"
-    script.write_text(f"#!/bin/sh\nexec {sys.executable} -m netgen.cli ansible-inventory {SMALL} \"$@\"\n")
-    script.chmod(0o755)
-    graph = subprocess.run([str(Path(ANSIBLE).with_name("ansible-inventory")), "-i", str(script), "--graph"],
+@pytest.mark.parametrize("source", ["script", "static"])
+def test_real_ansible_runs_netgen_batches(tmp_path, source):
+    """As an inventory script (with serial from its group vars) or as `--static` file (with serial
+    from `--playbook-vars`), real Ansible cuts exactly netgen's batches."""
+    if source == "script":
+        inventory = tmp_path / "netgen-inventory"
+        inventory.write_text(f"#!/bin/sh\nexec {sys.executable} -m netgen.cli ansible-inventory {SMALL} \"$@\"\n")
+        inventory.chmod(0o755)
+        serial = json.loads(run_cli("ansible-inventory", str(SMALL)).stdout)["netgen_rollout"]["vars"]["netgen_serial"]
+    else:
+        inventory = tmp_path / "inventory.json"
+        inventory.write_text(run_cli("ansible-inventory", str(SMALL), "--static").stdout)
+        playbook_vars = json.loads(run_cli("ansible-inventory", str(SMALL), "--playbook-vars").stdout)
+        assert playbook_vars["netgen_fabric"] == str(SMALL)
+        serial = playbook_vars["netgen_serial"]
+    graph = subprocess.run([str(Path(ANSIBLE).with_name("ansible-inventory")), "-i", str(inventory), "--graph"],
                            capture_output=True, text=True, check=True).stdout
-    assert "@tier_rtsw:" in graph and "@netgen_rollout:" in graph
-    serial = json.loads(run_cli("ansible-inventory", str(SMALL)).stdout)["netgen_rollout"]["vars"]["netgen_serial"]
+    assert "@tier_rtsw:" in graph and "@netgen_rollout:" in graph and "z01-rtsw001" in graph
     record = tmp_path / "batches.txt"
     playbook = tmp_path / "play.yml"
     playbook.write_text(f"""
@@ -60,10 +70,13 @@ def test_real_ansible_runs_netgen_batches(tmp_path):
     - name: record the batch
       run_once: true
       ansible.builtin.shell: echo "{{{{ ansible_play_batch | join(',') }}}}" >> {record}
+    - name: host variables come through
+      ansible.builtin.assert:
+        that: netgen_batch_label != "" and ansible_host != ""
 """)
     env = {**os.environ, "ANSIBLE_HOST_KEY_CHECKING": "False", "ANSIBLE_NOCOLOR": "1",
            "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp"), "ANSIBLE_PYTHON_INTERPRETER": sys.executable}
-    done = subprocess.run([ANSIBLE, "-i", str(script), str(playbook), "-e",
+    done = subprocess.run([ANSIBLE, "-i", str(inventory), str(playbook), "-e",
                            json.dumps({"netgen_serial_cli": serial})], capture_output=True, text=True, env=env,
                           check=False)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
@@ -71,3 +84,10 @@ def test_real_ansible_runs_netgen_batches(tmp_path):
     topology = topology_of(SMALL)
     batches = plan_batches(topology, list(topology.devices), load_deploy(SMALL.parent).rollout)
     assert ran == [list(b.devices) for b in batches]
+
+
+def test_inventory_output_modes_exclude_each_other_and_limit_must_match():
+    both = run_cli("ansible-inventory", str(SMALL), "--static", "--playbook-vars")
+    assert both.exit_code == 2 and "exclude each other" in json.loads(both.stdout)["error"]
+    nothing = run_cli("ansible-inventory", str(SMALL), "--limit", "nope*")
+    assert nothing.exit_code == 2 and "matches no device" in json.loads(nothing.stdout)["error"]
