@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pydantic import SecretStr
+from pydantic import SecretStr, ValidationError
 
 from netgen.deploy.drivers.base import DriverError, check_change_id
 from netgen.deploy.inventory import Credentials, DeviceAccess, make_nornir, nornir_inventory
@@ -67,7 +67,11 @@ def _with_access(target: DeployTarget, name: str, host: str | None, port: int | 
         return target
     management = target.deploy.management
     current = management.devices.get(name, DeviceAccess())
-    access = DeviceAccess.model_validate({"host": host or current.host, "port": port or current.port})
+    try:
+        access = DeviceAccess.model_validate({"host": host or current.host, "port": port or current.port})
+    except ValidationError:
+        raise TargetError(f"host {host!r} / port {port!r} (from ansible_host / ansible_port): give a host name or IP"
+                          " address (letters, digits, '.', ':', '-') and a port from 1 to 65535") from None
     deploy = target.deploy.model_copy(update={"management": management.model_copy(
         update={"devices": {**management.devices, name: access}})})
     return dataclasses.replace(target, deploy=deploy)
@@ -95,18 +99,34 @@ def run(params: dict[str, Any], check_mode: bool) -> dict[str, Any]:
         return {"failed": True, "changed": False, "msg": "; ".join(p.render() for p in exc.problems)}
     except (TargetError, DriverError, ValueError) as exc:
         return {"failed": True, "changed": False, "msg": str(exc).splitlines()[0]}
-    policy = target.deploy.rollout
-    timeout = params.get("confirm_timeout")
-    options = DeployOptions(change_id=change_id, dry_run=check_mode,
-                            confirm_timeout_s=int(timeout) if timeout else policy.confirm_timeout_s,
-                            post_check_timeout_s=float(params.get("post_check_timeout") or 60.0),
-                            command_timeout_s=target.deploy.ssh.command_timeout_s)
+    options = _options(params, target, change_id, check_mode)
+    if isinstance(options, str):
+        return {"failed": True, "changed": False, "msg": options}
     return result_of(deploy_device(target, name, options), check_mode)
+
+
+def _options(params: dict[str, Any], target: DeployTarget, change_id: str, check_mode: bool) -> DeployOptions | str:
+    """The push options, with the same bounds `netgen deploy` enforces; a message when out of bounds."""
+    rollout = target.deploy.rollout
+    timeout = params.get("confirm_timeout")
+    if timeout is not None:
+        try:  # the policy model holds the bounds (a commit timer shorter than the post-checks is a trap)
+            rollout = type(rollout).model_validate({**rollout.model_dump(), "confirm_timeout_s": timeout})
+        except ValidationError as exc:
+            reason = exc.errors()[0]["msg"].lower()
+            return f"confirm_timeout {timeout!r}: {reason} (seconds in the commit-confirm window)"
+    post_check = params.get("post_check_timeout")
+    post_check = 60.0 if post_check is None else float(post_check)
+    if not 0 < post_check <= 3600:
+        return f"post_check_timeout {post_check!r}: give seconds, more than 0 and at most 3600"
+    return DeployOptions(change_id=change_id, dry_run=check_mode, confirm_timeout_s=rollout.confirm_timeout_s,
+                         post_check_timeout_s=post_check, command_timeout_s=target.deploy.ssh.command_timeout_s)
 
 
 def result_of(outcome: DeviceOutcome, check_mode: bool) -> dict[str, Any]:
     """Ansible's view of an outcome: changed, failed, msg, the diff, and the outcome itself."""
-    changed = outcome.status is Status.CHANGED or (check_mode and outcome.changes > 0)
+    # an unconfirmed commit may still be applied (EOS reverts only when its timer runs out)
+    changed = outcome.status in (Status.CHANGED, Status.UNCONFIRMED) or (check_mode and outcome.changes > 0)
     result: dict[str, Any] = {
         "changed": changed, "status": outcome.status.value, "changes": outcome.changes,
         RESULT_KEY: outcome.as_dict(),
@@ -119,7 +139,7 @@ def result_of(outcome: DeviceOutcome, check_mode: bool) -> dict[str, Any]:
                          Status.DRY_RUN: f"check mode: {outcome.changes} change(s) would be made"}[outcome.status]
     else:
         result["failed"] = True
-        result["msg"] = f"{outcome.status.value}: {outcome.error}"
+        result["msg"] = f"{outcome.status.value}: {outcome.error or 'no detail recorded (see the netgen result)'}"
     return result
 
 

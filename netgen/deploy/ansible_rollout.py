@@ -121,6 +121,13 @@ class EventCollector:
         result = data.get("res") or {}
         if isinstance(result.get(RESULT_KEY), dict):
             _update(outcome, result[RESULT_KEY])
+        elif result.get("censored") and str(data.get("task_action", "")).endswith("netgen_deploy"):
+            # `no_log: true` on the task hides the outcome: netgen cannot tell what happened, so
+            # the device cannot count as good (the module already hides the password by itself)
+            outcome.status = Status.FAILED
+            outcome.stage = outcome.stage or "ansible"
+            outcome.error = ("the netgen_deploy task ran with no_log: true, which hides its outcome from netgen;"
+                             " remove no_log (the module never returns the password)")
         elif kind != "runner_on_ok" and not data.get("ignore_errors"):
             # a task other than the module failed for this host (or it was unreachable)
             outcome.status = Status.FAILED

@@ -118,7 +118,8 @@ def load_credentials(path: Path | None = None, environ: dict[str, str] | None = 
     username = env.get(USERNAME_ENV)
     if not username:
         raise CredentialsError(f"no credentials: set {USERNAME_ENV} and {PASSWORD_ENV} (or {KEY_ENV}), or pass"
-                               " --credentials FILE (a YAML file readable only by its owner)")
+                               " --credentials FILE (a YAML file readable only by its owner; Ansible:"
+                               " netgen_credentials_file, or netgen_username / netgen_password from vault)")
     password = env.get(PASSWORD_ENV)
     key = env.get(KEY_ENV)
     if not password and not key:

@@ -86,8 +86,9 @@ def prepare_target(ctx: DesignContext, fabric_file: Path, *, limit: str | None =
     if verify_host_keys:
         hosts_file = (known_hosts or Path(deploy.ssh.known_hosts)).expanduser()
         if not hosts_file.is_file():
-            raise TargetError(f"known_hosts file {hosts_file} not found: add the devices' host keys to it (or point"
-                              " --known-hosts at one); --insecure-no-host-key-check turns verification off")
+            raise TargetError(f"known_hosts file {hosts_file} not found: add the devices' host keys to it, or point"
+                              " --known-hosts (Ansible: netgen_known_hosts) at one; --insecure-no-host-key-check"
+                              " (Ansible: netgen_verify_host_keys: false) turns verification off")
     return DeployTarget(ctx, fabric_file, deploy, names, files, credentials, hosts_file)
 
 

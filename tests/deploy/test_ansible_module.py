@@ -179,9 +179,6 @@ def test_input_errors_fail_with_the_problem_and_fix_never_a_secret(setup, expect
     assert pushes == []  # refused before any device is reached
 
 
-@pytest.mark.xfail(strict=True, reason="_with_access's pydantic ValidationError reaches the result as its first line"
-                                       " only, '1 validation error for DeviceAccess': the msg names neither the"
-                                       " argument nor what it accepts (ansible_module.py run(), except ValueError)")
 @pytest.mark.parametrize(("override", "argument"), [({"host": "bad host!"}, "host"), ({"port": 70000}, "port")])
 def test_a_bad_host_or_port_override_names_the_argument(override, argument, pushes):
     result = run(params(**LOGIN, verify_host_keys=False, **override), True)
@@ -189,15 +186,18 @@ def test_a_bad_host_or_port_override_names_the_argument(override, argument, push
     assert re.search(rf"\b{argument}\b", result["msg"]), result["msg"]
 
 
-@pytest.mark.xfail(strict=True, reason="the module passes confirm_timeout straight into DeployOptions, while"
-                                       " `netgen deploy --confirm-timeout` validates it through RolloutPolicy"
-                                       " (30..3600 s): a 5 s EOS commit timer rolls back in the middle of the"
-                                       " post-checks, a negative one makes `commit timer -1:59:55`")
-@pytest.mark.parametrize("timeout", [5, -5, 7200])
+@pytest.mark.parametrize("timeout", [5, -5, 7200, 0])
 def test_a_confirm_timeout_outside_the_policy_range_is_refused(timeout, pushes):
     result = run(params(**LOGIN, verify_host_keys=False, confirm_timeout=timeout), False)
     assert pushes == []
     assert result["failed"] is True and "confirm_timeout" in result["msg"]
+
+
+@pytest.mark.parametrize("timeout", [0, -1, 3601])
+def test_a_post_check_timeout_outside_its_range_is_refused(timeout, pushes):
+    result = run(params(**LOGIN, verify_host_keys=False, post_check_timeout=timeout), False)
+    assert pushes == []
+    assert result["failed"] is True and "post_check_timeout" in result["msg"]
 
 
 def test_check_mode_is_a_dry_run_with_deploy_yaml_defaults(pushes, known_hosts):
@@ -269,7 +269,9 @@ RESULTS = [
     (Status.ROLLED_BACK, 3, False, "+a\n", "post-check bgp: 2 sessions down", False, True, ["rolled_back"]),
     (Status.FAILED, 0, False, "", "pre-check model: hostname is z9-rtsw001", False, True, ["failed"]),
     (Status.FAILED, 0, True, "", "connect: NetmikoAuthenticationException", False, True, ["failed"]),
-    (Status.UNCONFIRMED, 3, False, "+a\n", "confirm: connection lost", None, True, ["unconfirmed"]),
+    # an unconfirmed commit may still be applied on the device: changed and failed
+    (Status.UNCONFIRMED, 3, False, "+a\n", "confirm: connection lost", True, True, ["unconfirmed"]),
+    (Status.FAILED, 0, False, "", None, False, True, ["failed", "no detail recorded"]),
     (Status.NOT_TOUCHED, 0, False, "", "never reached", False, True, ["not_touched"]),
 ]
 
@@ -280,10 +282,10 @@ def test_result_of_each_outcome(status, changes, check_mode, diff, error, change
     outcome = DeviceOutcome("z01-rtsw001", "rtsw", 1, "sonic", 1, status=status, stage="post_checks",
                             changes=changes, diff=diff, error=error)
     result = result_of(outcome, check_mode)
-    if changed is not None:  # unconfirmed: whether it "changed" is left open
-        assert result["changed"] is changed
+    assert result["changed"] is changed
     assert result.get("failed", False) is failed
-    for fragment in [*fragments, *([error] if failed else [])]:
+    assert "None" not in result["msg"]
+    for fragment in [*fragments, *([error] if failed and error else [])]:
         assert fragment in result["msg"]
     assert result["status"] == status.value and result["changes"] == changes
     assert result["netgen"] == outcome.as_dict()
@@ -474,6 +476,18 @@ def test_event_collector(events, expected, progressed):
             assert outcome.error is not None and error in outcome.error, (name, outcome.error)
         if status is Status.NOT_TOUCHED:
             assert outcome.stage == "" and outcome.changes == 0
+
+
+def test_a_no_log_module_result_is_not_taken_as_success():
+    report = _report()
+    ticks: list[str] = []
+    collector = EventCollector(report, lambda outcome: ticks.append(outcome.device))
+    censored = {"censored": "the output has been hidden due to the fact that 'no_log: true' was specified",
+                "changed": True}
+    assert collector(_event("runner_on_ok", res=censored)) is True
+    outcome = report.devices["z01-rtsw001"]
+    assert outcome.status is Status.FAILED and "no_log" in (outcome.error or "")
+    assert ticks == ["z01-rtsw001"]
 
 
 def test_event_collector_copies_the_module_outcome():
