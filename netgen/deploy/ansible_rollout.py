@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -155,6 +156,17 @@ def _blank_secrets(artifact_dir: Path) -> None:
         command.write_text(json.dumps(data))
 
 
+def ansible_playbook() -> str:
+    """The ansible-playbook of the environment netgen runs in (a venv's bin need not be on PATH),
+    else the one on PATH: the module then runs with that environment's Python, which has netgen.
+    (ansible-runner's `binary=` would switch it to raw mode, which drops the playbook argument,
+    so its directory goes first on the job's PATH instead.)"""
+    found = shutil.which("ansible-playbook", path=str(Path(sys.executable).parent)) or shutil.which("ansible-playbook")
+    if found is None:
+        raise RolloutError("ansible-playbook not found beside this Python or on PATH: pip install ansible-core")
+    return found
+
+
 def _roles_path() -> str:
     """The user's roles path plus netgen's roles/, so a playbook anywhere can use netgen_deploy."""
     own = os.environ.get("ANSIBLE_ROLES_PATH", "")
@@ -168,6 +180,7 @@ def run_playbook(target: DeployTarget, request: RolloutRequest,
 
     if not request.playbook.is_file():
         raise RolloutError(f"playbook {request.playbook} not found")
+    binary = ansible_playbook()
     ctx = target.ctx
     report = RolloutReport(ctx.fabric.name, request.options.change_id, request.options.dry_run, time.time())
     for batch in request.batches:
@@ -198,7 +211,8 @@ def run_playbook(target: DeployTarget, request: RolloutRequest,
         runner = ansible_runner.run(
             private_data_dir=str(private), ident=ident, playbook=str(request.playbook.resolve()),
             inventory=str(inventory_file), extravars=extravars(target, request), cmdline=" ".join(cmdline),
-            envvars={"ANSIBLE_NOCOLOR": "1", "ANSIBLE_RETRY_FILES_ENABLED": "0", "ANSIBLE_ROLES_PATH": _roles_path(),
+            envvars={"PATH": os.pathsep.join([str(Path(binary).parent), os.environ.get("PATH", "")]),
+                     "ANSIBLE_NOCOLOR": "1", "ANSIBLE_RETRY_FILES_ENABLED": "0", "ANSIBLE_ROLES_PATH": _roles_path(),
                      "ANSIBLE_LOCAL_TEMP": str(private / "tmp"), "ANSIBLE_DEPRECATION_WARNINGS": "0"},
             event_handler=collector, status_handler=on_status, quiet=True, rotate_artifacts=0)
         run.status, run.rc = str(runner.status), runner.rc
