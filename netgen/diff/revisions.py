@@ -54,8 +54,27 @@ def export_revision(repo: Path, ref: str, dest: Path) -> str:
         buffer.write(archive.stdout)
         buffer.seek(0)
         with tarfile.open(fileobj=buffer) as tar:
-            tar.extractall(dest, filter="data")
+            members = _safe_members(tar, dest, ref)
+            if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4; Debian 12's 3.11.2 has no filters
+                tar.extractall(dest, members=members, filter="data")
+            else:
+                tar.extractall(dest, members=members)  # members checked by _safe_members
     return commit.stdout.decode().strip()
+
+
+def _safe_members(tar: tarfile.TarFile, dest: Path, ref: str) -> list[tarfile.TarInfo]:
+    """Files, directories and in-tree symlinks only, every path inside `dest`: a revision's tree is
+    the pull request author's, not ours to trust."""
+    root = dest.resolve()
+    members = []
+    for member in tar.getmembers():
+        target = (root / member.name).resolve()
+        if not (member.isfile() or member.isdir() or member.issym()) or not target.is_relative_to(root):
+            raise RevisionError(f"{ref}: refusing archive member {member.name!r} (outside the tree or not a file)")
+        if member.issym() and not (target.parent / member.linkname).resolve().is_relative_to(root):
+            raise RevisionError(f"{ref}: refusing symlink {member.name!r} -> {member.linkname!r} (points outside)")
+        members.append(member)
+    return members
 
 
 def render_tree(root: Path, fabric: str, out: Path) -> RenderedTree:

@@ -3,14 +3,17 @@ each revision is rendered by its own code, and the diff shows exactly what chang
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
+import tarfile
 from pathlib import Path
 
 import pytest
 import yaml
 
+from netgen.diff.revisions import RevisionError, _safe_members
 from tests.conftest import ROOT, run_cli
 
 pytestmark = pytest.mark.render
@@ -121,3 +124,30 @@ def test_a_revision_with_design_errors_is_exit_2_naming_them(repo):
     commit_change(repo, "blocking", lambda d: d["zones"][0].update(ctsw_count=2))
     code, report = netgen_diff(repo, "--base", "base", "--head", "blocking")
     assert code == 2 and "NG101" in report["error"]
+
+
+@pytest.mark.parametrize(("name", "kind", "link", "refused"), [
+    ("../escape.txt", tarfile.REGTYPE, "", "outside the tree"),
+    ("/etc/cron.d/x", tarfile.REGTYPE, "", "outside the tree"),
+    ("templates/evil", tarfile.SYMTYPE, "../../../etc/passwd", "points outside"),
+    ("dev/sda", tarfile.BLKTYPE, "", "not a file"),
+])
+def test_a_revision_archive_cannot_write_outside_its_tree(tmp_path, name, kind, link, refused):
+    """A pull request's tree is not trusted: git archive members are checked before extraction
+    (Debian 12's Python 3.11.2 has no tarfile extraction filters)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        good = tarfile.TarInfo("netgen/ok.py")
+        tar.addfile(good, io.BytesIO(b""))
+        bad = tarfile.TarInfo(name)
+        bad.type, bad.linkname = kind, link
+        tar.addfile(bad, io.BytesIO(b""))
+    buffer.seek(0)
+    dest = tmp_path / "tree"
+    dest.mkdir()
+    with tarfile.open(fileobj=buffer) as tar, pytest.raises(RevisionError, match=refused):
+        _safe_members(tar, dest, "pr-head")
+    buffer.seek(0)
+    with tarfile.open(fileobj=buffer) as tar:
+        tar.members = [m for m in tar.getmembers() if m.name == "netgen/ok.py"]
+        assert [m.name for m in _safe_members(tar, dest, "pr-head")] == ["netgen/ok.py"]
