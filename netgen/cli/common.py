@@ -117,17 +117,44 @@ def require_devices(ctx: DesignContext, devices: tuple[str, ...]) -> None:
 
 
 
+class ProgressBars:
+    """Progress bars on stderr, one per stage, for interactive use: silent when disabled (--json)
+    or when stderr is not a terminal (CI logs, pipes). The one progress display of the CLI:
+    render, lab build/convergence, deploy and rollout all report through `update`."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled and err.is_terminal
+        self._bar: Progress | None = None
+        self._tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> ProgressBars:
+        if self.enabled:
+            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), console=err, transient=True)
+            self._bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    def update(self, stage: str, *, total: int | None = None, done: int | None = None, advance: int = 0,
+               note: str | None = None) -> None:
+        """Set (`done`) or advance the bar of `stage`; `note` replaces its label for now (e.g. the
+        device that just finished)."""
+        if self._bar is None:
+            return
+        if stage not in self._tasks:
+            self._tasks[stage] = self._bar.add_task(stage, total=total)
+        label = f"{stage}: {escape(note)}" if note else stage
+        self._bar.update(self._tasks[stage], total=total, completed=done, advance=advance, description=label)
+
+
 @contextlib.contextmanager
 def progress(total: int, label: str) -> Iterator[Callable[[], None]]:
-    """A progress bar on stderr for interactive use; silent when stderr is not a terminal."""
-    if not err.is_terminal:
-        yield lambda: None
-        return
-    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, transient=True) as bar:
-        task = bar.add_task(label, total=total)
-        yield lambda: bar.advance(task)
-
+    """One bar of `total` steps; the returned function advances it by one."""
+    with ProgressBars() as bars:
+        yield lambda: bars.update(label, total=total, advance=1)
 
 
 def fail(message: str, as_json: bool, code: int = EXIT_INPUT) -> NoReturn:

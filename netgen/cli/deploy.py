@@ -7,13 +7,13 @@ import contextlib
 import json
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 from nornir.core.task import Result, Task
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from netgen.cli.common import (
@@ -21,6 +21,7 @@ from netgen.cli.common import (
     EXIT_INPUT,
     EXIT_INTERNAL,
     EXIT_OK,
+    ProgressBars,
     cli,
     emit_json,
     err,
@@ -207,27 +208,12 @@ def rollout(fabric: str, limit: str | None, configs: Path | None, credentials: P
     _conclude(report, report_path, as_json, {"ansible": run.as_dict()})
 
 
-class _progress_bar:
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total, self.enabled = total, enabled and err.is_terminal
-        self.bar: Progress | None = None
-
-    def __enter__(self) -> Any:
-        if not self.enabled:
-            return lambda _outcome: None
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TimeElapsedColumn(), console=err, transient=True)
-        self.bar.start()
-        task = self.bar.add_task("devices", total=self.total)
-        bar = self.bar
-
-        def tick(outcome: DeviceOutcome) -> None:
-            bar.update(task, advance=1, description=f"{outcome.device}: {outcome.status.value}")
-        return tick
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()
+@contextlib.contextmanager
+def _progress_bar(total: int, enabled: bool) -> Iterator[Callable[[DeviceOutcome], None]]:
+    """One bar over the devices; each finished device shows with its status."""
+    with ProgressBars(enabled) as bars:
+        yield lambda outcome: bars.update("devices", total=total, advance=1,
+                                          note=f"{outcome.device} {outcome.status.value}")
 
 
 def _print_report(report: RolloutReport, dry_run: bool) -> None:

@@ -13,16 +13,15 @@ from typing import Any, TypeVar
 import click
 import yaml
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from netgen.cli.common import (
     EXIT_DESIGN,
     EXIT_INTERNAL,
     EXIT_OK,
+    ProgressBars,
     cli,
     emit_json,
-    err,
     fabric_argument,
     fail,
     json_option,
@@ -79,20 +78,9 @@ def _attach(name: str) -> LabBackend:
 
 @contextlib.contextmanager
 def _stages(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
-    """One progress bar per build stage on stderr (interactive only)."""
-    if not enabled or not err.is_terminal:
-        yield lambda _stage, _done, _total: None
-        return
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, transient=True) as bar:
-        tasks: dict[str, Any] = {}
-
-        def update(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done, total=total)
-
-        yield update
+    """One progress bar per build stage (the lab's progress callback shape)."""
+    with ProgressBars(enabled) as bars:
+        yield lambda stage, done, total: bars.update(stage, total=total, done=done)
 
 
 def _session_tick(update: Callable[[str, int, int], None], plan: LabPlan) -> Callable[[list[LabResult]], None]:
