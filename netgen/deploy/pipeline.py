@@ -158,6 +158,7 @@ def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: Depl
     committed = False
     try:
         outcome.enter("pre-check")
+        driver.new_round()
         results = [c.run(driver) for c in pre_checks(ctx, device)]
         outcome.checks += [r.as_dict() for r in results]
         if not all(r.ok for r in results):
@@ -185,6 +186,7 @@ def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: Depl
         checks = post_checks(ctx, device, up_before, errors_before, widths_before)
         deadline = time.monotonic() + options.post_check_timeout_s
         while True:
+            driver.new_round()
             results = [c.run(driver) for c in checks]
             if all(r.ok for r in results) or time.monotonic() >= deadline:
                 break

@@ -51,6 +51,10 @@ class FakeDriver:
         self.peers = [n.address for n in bgp_plan(CTX, device).neighbors]
         self.ports = [p.name for p in CTX.topology.ports[switch.name]]
         self.before: str | None = None
+        self.rounds = 0
+
+    def new_round(self) -> None:
+        self.rounds += 1
 
     def facts(self) -> Facts:
         device = CTX.topology.devices[self.name]

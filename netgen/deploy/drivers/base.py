@@ -59,6 +59,10 @@ class Driver(Protocol):
     name: str
 
     # --- read (DeviceState, for the checks) ---
+    def new_round(self) -> None:
+        """A new round of checks starts: anything read and kept before may be stale now."""
+        ...
+
     def facts(self) -> Facts: ...
 
     def bgp_peers(self) -> dict[str, str]: ...

@@ -106,6 +106,9 @@ class EosDriver:
         return data
 
     # --- read ---------------------------------------------------------------------------------
+    def new_round(self) -> None:
+        """Nothing is kept between reads on EOS."""
+
     def facts(self) -> Facts:
         version = self.show_json("show version")
         hostname = self.show_json("show hostname").get("hostname", "")

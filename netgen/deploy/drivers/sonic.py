@@ -16,6 +16,7 @@ Files travel over SCP, so no rendered byte is ever interpreted by the shell.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import json
 import shlex
@@ -34,6 +35,8 @@ from netgen.topology.model import Device
 FRR_PATH = "/etc/sonic/frr/frr.conf"  # the bgp container sees it as /etc/frr/frr.conf
 FRR_RELOAD = "docker exec bgp /usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf"
 RC_MARK = "__NETGEN_RC="
+# Commands that only read (everything else drops the cached running CONFIG_DB).
+READ_ONLY = ("show ", "vtysh -c 'show ", "cat ", "pfcwd show ", "pfc show ")
 
 
 class SonicDriver:
@@ -51,9 +54,15 @@ class SonicDriver:
         self.timeout = command_timeout_s
         self._staged: StagedChange | None = None
         self._old_frr: str | None = None
+        # The running CONFIG_DB as last read: `show runningconfiguration all` dumps every table
+        # (seconds on a large switch) and one round of checks needs it for PFC state, the diff
+        # and facts. Kept until a command that may change the device, or the next round.
+        self._running_db: dict[str, Any] | None = None
 
     # --- plumbing -----------------------------------------------------------------------------
     def run(self, command: str, check: bool = True) -> tuple[int, str]:
+        if not command.removeprefix(self.sudo).startswith(READ_ONLY):
+            self._running_db = None  # anything but a known read may change CONFIG_DB
         output = str(self.conn.send_command(f"{command}; echo {RC_MARK}$?", read_timeout=self.timeout))
         text, _, tail = output.rpartition(RC_MARK)
         try:
@@ -81,7 +90,15 @@ class SonicDriver:
         if path != f"/tmp/{name}":
             self.run(f"{self.sudo}mv /tmp/{name} {shlex.quote(path)}")
 
+    def new_round(self) -> None:
+        self._running_db = None
+
     def running_config_db(self) -> dict[str, Any]:
+        if self._running_db is None:
+            self._running_db = self._read_running_db()
+        return copy.deepcopy(self._running_db)  # callers may change their copy
+
+    def _read_running_db(self) -> dict[str, Any]:
         _, text = self.run(f"{self.sudo}show runningconfiguration all")
         try:
             data = json.loads(text)
