@@ -159,10 +159,14 @@ class VerifyBgpEstablished(DeviceCheck):
 
 @register
 class VerifyBgpBaseline(DeviceCheck):
-    """Pre-check: record which sessions are up before the change; the post-check must not lose any."""
+    """Pre-check: how many expected sessions are up before the change, and which are down. The
+    pipeline records it (the post-check then requires every session that was up to stay up) and
+    allows any number down (`allow_down` = all peers): a change may be the very fix for a down
+    session. It fails only when the device cannot report its sessions, or, with a smaller
+    `allow_down`, when more sessions than that are down."""
 
     name = "bgp-baseline"
-    description = "No expected BGP neighbour is down before the change (a change must not hide an outage)."
+    description = "Expected BGP sessions up before the change (recorded; at most allow_down may be down)."
 
     class Inputs(CheckInputs):
         peers: tuple[str, ...]

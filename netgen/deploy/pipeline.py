@@ -124,7 +124,8 @@ def pre_checks(ctx: DesignContext, device: Device) -> list[DeviceCheck]:
     peers = tuple(n.address for n in bgp_plan(ctx, device).neighbors)
     return [
         VerifyModel(VerifyModel.Inputs(hostname=device.name, nos=device.nos, models=reported)),
-        VerifyBgpBaseline(VerifyBgpBaseline.Inputs(peers=peers, allow_down=len(peers))),  # recorded, not judged
+        # recorded, not judged: a change may be the fix for a session that is down
+        VerifyBgpBaseline(VerifyBgpBaseline.Inputs(peers=peers, allow_down=len(peers))),
         VerifyNoPfcStorm(VerifyNoPfcStorm.Inputs()),
     ]
 
