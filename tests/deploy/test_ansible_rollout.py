@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from netgen.deploy.ansible_rollout import DEFAULT_PLAYBOOK
-from tests.conftest import ROOT, run_cli, topology_of
+from tests.conftest import ROOT, SMALL, run_cli, topology_of
 from tests.deploy.eos_site import OWNED, PASSWORD, Site, body
 
 pytestmark = pytest.mark.deploy
@@ -154,3 +154,16 @@ def test_role_refuses_to_run_without_the_fabric(tmp_path):
                                             "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp")})
     assert done.returncode != 0
     assert "netgen_fabric" in done.stdout and "required" in done.stdout, done.stdout[-2000:]
+
+
+@needs_ansible
+def test_ansibles_own_limit_is_refused_before_anything_runs(tmp_path):
+    """--limit would cut the planned batch sizes over another host list: refused in the first batch."""
+    inventory = tmp_path / "inventory.json"
+    inventory.write_text(run_cli("ansible-inventory", str(SMALL), "--static").stdout)
+    done = subprocess.run([ANSIBLE, "-i", str(inventory), str(DEFAULT_PLAYBOOK), "--limit", "tier_ctsw",
+                           "-e", f"netgen_fabric={SMALL}"], capture_output=True, text=True, check=False,
+                          env={**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp")})
+    assert done.returncode != 0
+    assert "use netgen's --limit" in done.stdout and "re-plans the batches" in done.stdout, done.stdout[-2000:]
+    assert "netgen deploy" not in done.stdout  # the deploy task never started
