@@ -12,7 +12,9 @@ import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -197,3 +199,38 @@ def list_states(state_file: str) -> list[dict[str, Any]]:
                          "fabric": plan.get("fabric"), "slice": plan.get("slice"),
                          "nodes": len(plan.get("nodes", {})), "created": state.get("created")})
     return labs
+
+
+# --- processes the lab starts (FRR daemons, sshd): shared by the netns backend and endpoints ----
+
+
+def process_alive(pid: int) -> bool:
+    """The process exists and is not a zombie (a zombie has exited; only its parent's wait is due)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def stop_processes(pids: set[int], grace: float, reap: Callable[[], None] = lambda: None) -> set[int]:
+    """SIGTERM, wait up to `grace` seconds, then SIGKILL and wait up to 1 s more; returns the PIDs
+    that needed SIGKILL. `reap` collects exited children of this process while waiting."""
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    alive = set(pids)
+    while alive and time.monotonic() < deadline:
+        reap()
+        alive = {pid for pid in alive if process_alive(pid)}
+        if alive:
+            time.sleep(0.05)
+    for pid in alive:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline and any(process_alive(pid) for pid in alive):
+        time.sleep(0.02)
+    reap()
+    return alive

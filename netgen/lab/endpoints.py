@@ -52,7 +52,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import struct
 import subprocess
@@ -66,7 +65,7 @@ from typing import Any
 
 import netgen
 from netgen.lab import sonic_shim
-from netgen.lab.backend import LabError, lab_root, must, run_command
+from netgen.lab.backend import LabError, lab_root, must, process_alive, run_command, stop_processes
 from netgen.lab.netns import NetnsBackend
 
 MGMT_STATE = "management.json"
@@ -206,14 +205,6 @@ def _exe(pid: int) -> str:
         return ""
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
 def _parents() -> dict[int, int]:
     """pid -> parent pid, for every process."""
     parents = {}
@@ -243,28 +234,6 @@ def _netns_inode(pid: int) -> int | None:
         return os.stat(f"/proc/{pid}/ns/net").st_ino
     except OSError:
         return None
-
-
-def _signal_and_wait(pids: set[int], grace: float = STOP_GRACE_S) -> set[int]:
-    """SIGTERM, wait up to `grace`, then SIGKILL; returns the PIDs that needed SIGKILL."""
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    alive = set(pids)
-    while alive and time.monotonic() < deadline:
-        _reap()
-        alive = {pid for pid in alive if _alive(pid)}
-        if alive:
-            time.sleep(0.05)
-    for pid in alive:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 1.0
-    while time.monotonic() < deadline and any(_alive(pid) for pid in alive):
-        time.sleep(0.02)
-    _reap()
-    return alive
 
 
 def _reap() -> None:
@@ -306,7 +275,7 @@ def _remove_unused_host_dirs() -> list[str]:
     """Remove the host directories netgen created, once nothing uses them any more (another lab
     may still run sshd or have /etc/sonic mounted in its nodes)."""
     removed = []
-    sshd_running = any(_exe(int(p.name)) == str(SSHD) and _alive(int(p.name))
+    sshd_running = any(_exe(int(p.name)) == str(SSHD) and process_alive(int(p.name))
                        for p in Path("/proc").iterdir() if p.name.isdigit())
     mounted = _mount_points()
     for path, busy in ((PRIVSEP_DIR, sshd_running), (SONIC_ETC, str(SONIC_ETC) in mounted)):
@@ -556,7 +525,7 @@ def _listening(pid: int, address: str, port: int) -> bool:
 
 def _zebra(backend: NetnsBackend, node: str) -> int:
     pids = backend.state()["pids"].get(node)
-    if not pids or not _alive(int(pids["zebra"])):
+    if not pids or not process_alive(int(pids["zebra"])):
         raise LabError(f"{node}: no running FRR (zebra) to enter; management needs a router node of a running lab")
     return int(pids["zebra"])
 
@@ -706,7 +675,7 @@ def _wait_listening(mgmt: Path, state: Mapping[str, Any], timeout: float) -> Non
     while waiting:
         for name, info in list(waiting.items()):
             pid = int(info["sshd"])
-            if not _alive(pid):
+            if not process_alive(pid):
                 log = (mgmt / "nodes" / name / "sshd.log").read_text(errors="replace").strip()
                 raise LabError(f"{name}: sshd exited: {log[-500:]}")
             if _exe(pid) == str(SSHD) and _listening(pid, info["address"], SSH_PORT):
@@ -762,16 +731,17 @@ def stop_management(backend: NetnsBackend) -> ManagementReport:
     sessions |= {pid for pid in pids if _exe(pid) == str(SSHD) and _netns_inode(pid) in namespaces}
     sessions -= listeners
     for group in (sessions, listeners):
-        living = {pid for pid in group if _alive(pid)}
+        living = {pid for pid in group if process_alive(pid)}
         if living:
-            report.killed += sorted(_signal_and_wait(living))
+            report.killed += sorted(stop_processes(living, STOP_GRACE_S, _reap))
             report.processes += sorted(living)
 
     # 2. Mounts inside the nodes (only where the node's zebra still holds its mount namespace).
     for info in nodes.values():
         zebra = int(info.get("zebra") or 0)
         targets = [target for _, target in reversed(info.get("mounts", []))]
-        if not zebra or not targets or not _alive(zebra) or not _cmdline(zebra).startswith(b"/usr/lib/frr/zebra"):
+        is_zebra = zebra and process_alive(zebra) and _cmdline(zebra).startswith(b"/usr/lib/frr/zebra")
+        if not targets or not is_zebra:
             continue
         script = 'n=0; for t; do umount -l "$t" 2>/dev/null && n=$((n+1)); done; echo $n'
         result = _run(["nsenter", "-t", str(zebra), "--mount", "--", "sh", "-c", script, "-", *targets])

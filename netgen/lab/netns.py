@@ -18,7 +18,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -36,8 +35,10 @@ from netgen.lab.backend import (
     lab_root,
     list_states,
     must,
+    process_alive,
     register_backend,
     run_command,
+    stop_processes,
 )
 from netgen.lab.plan import LabNode, LabPlan
 
@@ -337,7 +338,7 @@ class NetnsBackend(StatefulBackend):
             victims = self._lab_processes(ours, state) - stopped
             if not victims:
                 break
-            killed |= _stop(victims)
+            killed |= stop_processes(victims, STOP_GRACE_S)
             stopped |= victims
             time.sleep(0.2)
         report.processes, report.killed = sorted(stopped), sorted(killed)
@@ -363,7 +364,7 @@ class NetnsBackend(StatefulBackend):
                 with contextlib.suppress(OSError):
                     if marker in (proc / "cmdline").read_bytes():
                         found.add(int(proc.name))
-        return {pid for pid in found if not _zombie(pid)}
+        return {pid for pid in found if process_alive(pid)}
 
     def _restore_sysctls(self, state: dict[str, Any]) -> None:
         others = [p for p in lab_root().glob(f"*/{STATE_FILE}") if p.parent != self.dir]
@@ -378,30 +379,6 @@ class NetnsBackend(StatefulBackend):
         for key, value in state.get("sysctl_restore", {}).items():
             with contextlib.suppress(OSError):
                 _write_sysctl(key, value)
-
-
-def _stop(pids: set[int]) -> set[int]:
-    """SIGTERM, wait up to STOP_GRACE_S, then SIGKILL; returns the PIDs that needed SIGKILL."""
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + STOP_GRACE_S
-    alive = set(pids)
-    while alive and time.monotonic() < deadline:
-        alive = {pid for pid in alive if Path(f"/proc/{pid}").exists() and not _zombie(pid)}
-        if alive:
-            time.sleep(0.05)
-    for pid in alive:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    return alive
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
-    except OSError:
-        return False
 
 
 def list_labs() -> list[dict[str, Any]]:

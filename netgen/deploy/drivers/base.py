@@ -7,6 +7,7 @@ a NOS adds one module here and never touches the pipeline.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -18,6 +19,17 @@ from netgen.topology.model import Device
 
 class DriverError(Exception):
     """The device refused or failed a step; the message says which and what it answered."""
+
+
+def json_object(device: str, what: str, text: str) -> dict[str, Any]:
+    """A device's JSON answer as an object, or a DriverError that names the device and the command."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        raise DriverError(f"{device}: {what} did not return JSON: {text[:200]!r}") from None
+    if not isinstance(data, dict):
+        raise DriverError(f"{device}: {what} did not return a JSON object")
+    return data
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,14 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from netgen.deploy.checks import Facts
-from netgen.deploy.drivers.base import Connection, DriverError, StagedChange, check_change_id, register
+from netgen.deploy.drivers.base import (
+    Connection,
+    DriverError,
+    StagedChange,
+    check_change_id,
+    json_object,
+    register,
+)
 from netgen.topology.model import Device
 
 ERROR_PATTERN = r"% ?(Invalid|Incomplete|Ambiguous|Error|Unrecognized)"
@@ -96,14 +103,7 @@ class EosDriver:
         return output
 
     def show_json(self, command: str) -> dict[str, Any]:
-        text = self.show(f"{command} | json")
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
-            raise DriverError(f"{self.name}: `{command} | json` did not return JSON: {text[:200]!r}") from None
-        if not isinstance(data, dict):
-            raise DriverError(f"{self.name}: `{command} | json` is not an object")
-        return data
+        return json_object(self.name, f"`{command} | json`", self.show(f"{command} | json"))
 
     # --- read ---------------------------------------------------------------------------------
     def new_round(self) -> None:

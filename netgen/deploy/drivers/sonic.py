@@ -28,7 +28,14 @@ from typing import Any, ClassVar, cast
 from netmiko import file_transfer
 
 from netgen.deploy.checks import Facts
-from netgen.deploy.drivers.base import Connection, DriverError, StagedChange, check_change_id, register
+from netgen.deploy.drivers.base import (
+    Connection,
+    DriverError,
+    StagedChange,
+    check_change_id,
+    json_object,
+    register,
+)
 from netgen.diff.config_db import json_patch, overlay_device_owned, semantic_diff
 from netgen.topology.model import Device
 
@@ -100,12 +107,7 @@ class SonicDriver:
 
     def _read_running_db(self) -> dict[str, Any]:
         _, text = self.run(f"{self.sudo}show runningconfiguration all")
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
-            raise DriverError(f"{self.name}: `show runningconfiguration all` is not JSON: {text[:200]!r}") from None
-        if not isinstance(data, dict):
-            raise DriverError(f"{self.name}: running CONFIG_DB is not a JSON object")
+        data = json_object(self.name, "`show runningconfiguration all`", text)
         # `show runningconfiguration all` adds FRR's running config as "bgpraw"; it is not a
         # CONFIG_DB table (GCU drops it too), and frr.conf is diffed on its own.
         data.pop("bgpraw", None)
@@ -125,7 +127,7 @@ class SonicDriver:
     def bgp_peers(self) -> dict[str, str]:
         _, text = self.run(f"{self.sudo}vtysh -c 'show bgp summary json'")
         peers: dict[str, str] = {}
-        for family in (json.loads(text or "{}") or {}).values():
+        for family in json_object(self.name, "`show bgp summary json`", text or "{}").values():
             if isinstance(family, dict):
                 for address, info in family.get("peers", {}).items():
                     peers[address] = str(info.get("state", "?"))
@@ -144,7 +146,7 @@ class SonicDriver:
 
     def interface_errors(self) -> dict[str, int]:
         _, text = self.run(f"{self.sudo}show interfaces counters -j")
-        data = json.loads(text or "{}")
+        data = json_object(self.name, "`show interfaces counters -j`", text or "{}")
         errors: dict[str, int] = {}
         for port, counters in data.items():
             total = 0
@@ -158,7 +160,7 @@ class SonicDriver:
         widths: dict[str, int] = {}
         for family in ("ip", "ipv6"):
             _, text = self.run(f"{self.sudo}vtysh -c 'show {family} route bgp json'")
-            for prefix, entries in (json.loads(text or "{}") or {}).items():
+            for prefix, entries in json_object(self.name, f"`show {family} route bgp json`", text or "{}").items():
                 for entry in entries:
                     if entry.get("selected"):
                         widths[prefix] = sum(1 for hop in entry.get("nexthops", []) if hop.get("active"))
