@@ -186,14 +186,17 @@ def rollout(fabric: str, limit: str | None, configs: Path | None, credentials: P
     """Run the rollout playbook with ansible-runner: each device through the netgen_deploy module
     (same pipeline as `netgen deploy`), Ansible batches = netgen's failure-domain batches,
     max_fail_percentage 0; events stream into the same progress and report."""
-    target = _prepare(fabric, limit, configs, credentials, known_hosts, insecure, as_json, render=False)
-    policy, batches, options = _plan(target, as_json, dry_run, params, "ansible rollout")
     extra_vars: dict[str, str] = {}
     for item in extra:
         key, sep, value = item.partition("=")
         if not sep or not key.isidentifier():
             fail(f"-e {item!r}: expected KEY=VALUE with KEY a variable name", as_json)
+        if key.startswith("netgen_"):
+            fail(f"-e {key}: netgen_* variables are set by netgen rollout from the fabric and the options"
+                 " (--limit, --change-id, --confirm-timeout, ...), so the batches stay the planned ones", as_json)
         extra_vars[key] = value
+    target = _prepare(fabric, limit, configs, credentials, known_hosts, insecure, as_json, render=False)
+    policy, batches, options = _plan(target, as_json, dry_run, params, "ansible rollout")
     request = RolloutRequest(playbook=(playbook or DEFAULT_PLAYBOOK).resolve(),
                              fabric=target.fabric_file.resolve(),
                              policy=policy, batches=batches, options=options, configs=configs,

@@ -78,7 +78,8 @@ class RolloutRequest:
 
 
 def extravars(target: DeployTarget, request: RolloutRequest) -> dict[str, Any]:
-    """Variables for the play: where the fabric is and how to push; no credential ever."""
+    """Variables for the play: where the fabric is and how to push; no credential ever. The user's
+    extra vars cannot override netgen's (the batches must stay the planned ones)."""
     values: dict[str, Any] = {
         "netgen_fabric": str(request.fabric),
         "netgen_serial": [len(b.devices) for b in request.batches],
@@ -93,7 +94,7 @@ def extravars(target: DeployTarget, request: RolloutRequest) -> dict[str, Any]:
         values["netgen_configs"] = str(request.configs.resolve())
     if request.credentials_file is not None:
         values["netgen_credentials_file"] = str(request.credentials_file.resolve())
-    return {**values, **request.extra_vars}
+    return {**request.extra_vars, **values}
 
 
 def _update(outcome: DeviceOutcome, data: Mapping[str, Any]) -> None:

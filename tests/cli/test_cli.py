@@ -91,3 +91,12 @@ def test_headroom_default_shows_one_device_per_tier_and_model():
     devices = [d["device"] for d in json.loads(result.stdout)["devices"]]
     assert devices == ["atsw01", "z01-ctsw01", "z01-rtsw001", "z02-rtsw001"]
     assert run_cli("headroom", str(SMALL), "--device", "nope").exit_code == 2
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ("netgen_serial=[99]", "netgen_* variables are set by netgen rollout"),
+    ("no-equals", "expected KEY=VALUE"),
+])
+def test_rollout_refuses_extra_vars_that_would_override_the_plan(extra, message):
+    result = run_cli("rollout", str(SMALL), "-e", extra, "--json")
+    assert result.exit_code == 2 and message in json.loads(result.stdout)["error"]

@@ -619,7 +619,7 @@ def test_extravars_carry_the_plan_and_never_a_credential(verify, extras, small_c
     optional: dict[str, Any] = {}
     if extras:
         optional = {"configs": tmp_path / "configs", "credentials_file": tmp_path / "credentials.yaml",
-                    "extra_vars": {"netgen_hosts": "tier_rtsw"}}
+                    "extra_vars": {"ticket": "CR-1234", "netgen_serial": [99]}}
     request = RolloutRequest(playbook=ROOT / "roles" / "rollout.yml", fabric=SMALL, policy=RolloutPolicy(),
                              batches=batches, options=DeployOptions("cr-7", confirm_timeout_s=600,
                                                                     post_check_timeout_s=30.0), **optional)
@@ -640,9 +640,9 @@ def test_extravars_carry_the_plan_and_never_a_credential(verify, extras, small_c
     if extras:
         assert values["netgen_configs"] == str((tmp_path / "configs").resolve())
         assert values["netgen_credentials_file"] == str((tmp_path / "credentials.yaml").resolve())
-        assert values["netgen_hosts"] == "tier_rtsw"
+        assert values["ticket"] == "CR-1234"  # the user's own variables pass through, netgen's are not overridden
     else:
-        assert not {"netgen_configs", "netgen_credentials_file", "netgen_hosts"} & set(values)
+        assert not {"netgen_configs", "netgen_credentials_file", "ticket"} & set(values)
 
 
 # --- the module file: argument spec, documentation, the role that calls it ---
