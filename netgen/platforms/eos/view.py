@@ -39,7 +39,7 @@ class EosInterface:
     name: str
     description: str
     shutdown: bool
-    speed: str  # e.g. "400g-4": speed and lane count
+    speed: str  # "400g-4" (speed and lanes) for a breakout; "" where the cage runs its native speed
     mtu: int
     routed: bool
     ipv4: str | None
@@ -115,7 +115,7 @@ def _interfaces(model: PlatformModel, used: list[Port], mtu: int) -> list[EosInt
                 name=port.name,
                 description=f"{port.peer_device}:{port.peer_port}",
                 shutdown=False,
-                speed=f"{port.speed_gbps}g-{port.lanes}",
+                speed="" if port.speed_gbps == model.port_speed else f"{port.speed_gbps}g-{port.lanes}",
                 mtu=mtu,
                 routed=not host,
                 ipv4=str(port.ipv4) if port.ipv4 else None,
