@@ -140,3 +140,20 @@ class EosWatchdogTimers:
                                 " (two decimal places of a second), so it would refuse the line",
                                 f"use a multiple of {EOS_WATCHDOG_STEP_MS} ms, e.g."
                                 f" {ms // EOS_WATCHDOG_STEP_MS * EOS_WATCHDOG_STEP_MS or EOS_WATCHDOG_STEP_MS}")
+
+
+@register
+class UnverifiedPlatformItems:
+    code: ClassVar[str] = "NG507"
+    title: ClassVar[str] = "What each tier relies on that no public source confirms"
+
+    def run(self, ctx: DesignContext) -> Iterator[Finding]:
+        for role, name, model, devices in ctx.tier_models():
+            if not model.unverified:
+                continue
+            items = "; ".join(f"({n}) {item}" for n, item in enumerate(model.unverified, start=1))
+            yield warning(self.code, f"{role.value} model {name}",
+                          f"{len(model.unverified)} item(s) on {name} ({devices_text(devices)}) have no public"
+                          f" source: {items}",
+                          "verify each on a device of this model and release, then update the catalog"
+                          " (a model of your own with `extends:` can drop the item)")

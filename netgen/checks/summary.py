@@ -51,17 +51,24 @@ def summarize(ctx: DesignContext) -> dict[str, Any]:
         groups.setdefault((device.role.value, device.model), []).append(name)
     for (tier, model), names in groups.items():
         plans = [ctx.buffers[n] for n in names]
-        worst = max((p.worst for p in plans), key=lambda d: d.committed / d.buffer_bytes)
-        sizes = [h.size for p in plans for h in p.headroom.values()]
+        worst = max((p.worst for p in plans), key=lambda d: (d.committed / d.buffer_bytes,
+                                                             d.headroom_oversubscription))
+        xoffs = [pg.xoff for p in plans for pg in p.lossless.values()]
+        vendor = [pg.vendor_xoff for p in plans for pg in p.lossless.values() if pg.vendor_xoff is not None]
         buffers.append({
             "tier": tier,
             "model": model,
             "devices": len(names),
             "mode": plans[0].mode,
-            "headroom_per_port_bytes": [min(sizes, default=0), max(sizes, default=0)],
+            "source": plans[0].source,
+            "xoff_per_port_bytes": [min(xoffs, default=0), max(xoffs, default=0)],
+            "vendor_xoff_per_port_bytes": [min(vendor, default=0), max(vendor, default=0)],
             "worst_domain_committed_bytes": worst.committed,
             "domain_buffer_bytes": worst.buffer_bytes,
             "worst_domain_used_percent": round(100 * worst.committed / worst.buffer_bytes, 2),
+            "headroom_pool_bytes": worst.headroom_pool_bytes,
+            "headroom_pool_xoff_bytes": worst.xoff_bytes,
+            "headroom_pool_used_percent": round(100 * worst.headroom_oversubscription, 2),
             "static_per_port_bytes": worst.per_port_static,
         })
     pools = []
@@ -69,6 +76,8 @@ def summarize(ctx: DesignContext) -> dict[str, Any]:
         pools.append({"pool": use.pool, "slot": use.slot, "what": use.what, "needed": use.needed,
                       "capacity": use.capacity,
                       "used_percent": round(100 * use.needed / use.capacity, 2) if use.capacity else 100.0})
+    unverified = [{"tier": role.value, "model": name, "devices": len(devices), "items": list(model.unverified)}
+                  for role, name, model, devices in ctx.tier_models() if model.unverified]
     return {
         "fabric": fabric.name,
         "zones": len(fabric.zones),
@@ -83,5 +92,6 @@ def summarize(ctx: DesignContext) -> dict[str, Any]:
         "oversubscription": oversub,
         "buffers": buffers,
         "pools": pools,
+        "unverified": unverified,
     }
 

@@ -111,15 +111,25 @@ def _print_summary(s: dict[str, Any]) -> None:
         table.add_row(str(row["zone"]), row["tier"], row["ratio"], row["declared"])
     out.print(table)
     table = Table(title="Buffer budget (worst ASIC per model)")
-    for column in ("tier", "model", "devices", "mode", "headroom/port", "committed", "of buffer", "used"):
+    for column in ("tier", "model", "devices", "mode", "xoff/port", "headroom pool", "committed", "of buffer"):
         table.add_column(column)
     for b in s["buffers"]:
-        low, high = b["headroom_per_port_bytes"]
+        if b["source"] == "unpublished":
+            table.add_row(b["tier"], b["model"], str(b["devices"]), b["mode"], "unpublished", "-", "-",
+                          f"{b['domain_buffer_bytes'] / 1e6:.1f}MB")
+            continue
+        low, high = b["xoff_per_port_bytes"]
         per_port = f"{low / 1000:.0f}KB" if low == high else f"{low / 1000:.0f}-{high / 1000:.0f}KB"
-        table.add_row(b["tier"], b["model"], str(b["devices"]), b["mode"], per_port,
-                      f"{b['worst_domain_committed_bytes'] / 1e6:.1f}MB", f"{b['domain_buffer_bytes'] / 1e6:.1f}MB",
-                      f"{b['worst_domain_used_percent']}%")
+        pool = (f"{b['headroom_pool_xoff_bytes'] / 1e6:.1f} of {b['headroom_pool_bytes'] / 1e6:.1f}MB"
+                f" ({b['headroom_pool_used_percent']}%)")
+        reference = " (reference)" if b["source"] == "reference" else ""
+        table.add_row(b["tier"], b["model"] + reference, str(b["devices"]), b["mode"], per_port, pool,
+                      f"{b['worst_domain_committed_bytes'] / 1e6:.1f}MB ({b['worst_domain_used_percent']}%)",
+                      f"{b['domain_buffer_bytes'] / 1e6:.1f}MB")
     out.print(table)
+    if any(b["source"] == "reference" for b in s["buffers"]):
+        out.print("  (reference): the NOS sets these buffers itself; counted with the vendor's SONiC settings"
+                  " for the same ASIC. `netgen headroom` has the per-port detail.")
     table = Table(title="Address pools (busiest slot per pool)")
     for column in ("pool", "slot", "for", "used"):
         table.add_column(column)
@@ -130,6 +140,14 @@ def _print_summary(s: dict[str, Any]) -> None:
     for p in busiest.values():
         table.add_row(p["pool"], p["slot"], p["what"], f"{p['used_percent']}%")
     out.print(table)
+    if s["unverified"]:
+        table = Table(title="Not confirmed by a public source (NG507): verify on a device")
+        for column in ("tier", "model", "item"):
+            table.add_column(column)
+        for u in s["unverified"]:
+            for n, item in enumerate(u["items"]):
+                table.add_row(u["tier"] if n == 0 else "", u["model"] if n == 0 else "", item)
+        out.print(table)
 
 
 @cli.command()
@@ -192,7 +210,7 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
               help="Devices to show (repeatable); default: one device per tier and model.")
 @json_option
 def headroom(fabric: str, devices: tuple[str, ...], as_json: bool) -> None:
-    """PFC headroom per port (xon, xoff, size) and each ASIC's buffer budget."""
+    """PFC headroom per port (reserved, xoff: netgen's and the vendor's) and each ASIC's buffer budget."""
     try:
         _, ctx, findings = load(fabric)
     except NetgenInputError as exc:
@@ -206,22 +224,10 @@ def headroom(fabric: str, devices: tuple[str, ...], as_json: bool) -> None:
         emit_json({"exit_code": code, "devices": report})
         sys.exit(code)
     for entry in report:
-        table = Table(title=f"{entry['device']} ({entry['model']}, {entry['mode']} buffers)")
-        for column in ("port", "speed", "cable", "lanes", "xon", "xoff", "size"):
-            table.add_column(column, justify="right" if column != "port" else "left")
-        for port in entry["ports"]:
-            table.add_row(port["port"], f"{port['speed_gbps']}G", f"{port['cable_m']}m", str(port["lanes"]),
-                          str(port["xon"]), str(port["xoff"]), str(port["size"]))
-        out.print(table)
-        for domain in entry["asics"]:
-            out.print(f"  ASIC {domain['asic']}: {domain['lossless_ports']} lossless ports, headroom"
-                      f" {domain['headroom_bytes']:,} B + static {domain['static_bytes']:,} B ="
-                      f" {domain['committed_bytes']:,} of {domain['buffer_bytes']:,} B"
-                      f" ({domain['used_percent']}%); left for the shared pool {domain['free_bytes']:,} B")
+        _print_headroom(entry)
     if errors:
         err.print(f"[red]{errors} design error(s): run `netgen validate` for details[/]")
     sys.exit(code)
-
 
 
 def _one_per_model(ctx: DesignContext) -> list[str]:
@@ -236,17 +242,59 @@ def _headroom_report(ctx: DesignContext, name: str) -> dict[str, Any]:
     plan = ctx.buffers[name]
     ports = []
     for port in ctx.topology.ports[name]:
-        room = plan.headroom.get(port.name)
-        if room is not None:
+        pg = plan.lossless.get(port.name)
+        if pg is not None:
             ports.append({"port": port.name, "speed_gbps": port.speed_gbps, "cable_m": port.cable_m,
-                          "lanes": port.lanes, "xon": room.xon, "xoff": room.xoff, "size": room.size})
+                          "reserved": pg.size, "xon": pg.xon, "xon_offset": pg.xon_offset, "xoff": pg.xoff,
+                          "computed_xoff": pg.computed_xoff, "vendor_xoff": pg.vendor_xoff,
+                          "vendor_cable_m": pg.vendor_cable_m})
     asics = [{"asic": d.index, "ports": d.ports, "lossless_ports": d.lossless_ports,
-              "headroom_bytes": d.headroom_bytes, "static_bytes": d.static_bytes,
-              "per_port_static_bytes": d.per_port_static, "committed_bytes": d.committed,
-              "buffer_bytes": d.buffer_bytes, "free_bytes": d.free,
+              "buffer_bytes": d.buffer_bytes, "pool_bytes": d.pool_bytes,
+              "headroom_pool_bytes": d.headroom_pool_bytes, "xoff_bytes": d.xoff_bytes,
+              "headroom_pool_used_percent": round(100 * d.headroom_oversubscription, 2),
+              "pgs_covered": d.pgs_covered, "reserved_bytes": d.reserved_bytes,
+              "egress_pool_bytes": d.egress_pool_bytes, "egress_reserved_bytes": d.egress_reserved_bytes,
+              "static_bytes": d.static_bytes, "per_port_static_bytes": d.per_port_static,
+              "committed_bytes": d.committed,
               "used_percent": round(100 * d.committed / d.buffer_bytes, 2)} for d in plan.domains]
-    return {"device": name, "model": device.model, "mode": plan.mode, "ports": ports, "asics": asics}
+    vendor = plan.vendor.source if plan.vendor else None
+    return {"device": name, "model": device.model, "mode": plan.mode, "source": plan.source,
+            "vendor_settings": vendor, "dynamic_th": plan.dynamic_th, "ports": ports, "asics": asics}
 
+
+def _print_headroom(entry: dict[str, Any]) -> None:
+    where = {"sku": "the SONiC SKU's settings, rendered",
+             "reference": "reference: the NOS sets its own; counted with the vendor's SONiC settings",
+             "unpublished": "unpublished: the SDK's defaults, no vendor table"}[entry["source"]]
+    title = f"{entry['device']} ({entry['model']}, {entry['mode']} buffers; {where})"
+    out.print(escape(title))
+    if entry["vendor_settings"]:
+        out.print(f"  vendor settings: {escape(entry['vendor_settings'])}")
+    if not entry["ports"]:
+        out.print("  no lossless headroom is known for this device")
+        return
+    # One row per distinct profile: a leaf has two (host and uplink ports), not 32 identical lines.
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for port in entry["ports"]:
+        key = tuple(port[k] for k in ("speed_gbps", "cable_m", "reserved", "xoff", "computed_xoff", "vendor_xoff",
+                                      "vendor_cable_m", "xon_offset"))
+        groups.setdefault(key, []).append(port["port"])
+    table = Table()
+    for column in ("ports", "speed", "cable", "reserved", "xoff", "netgen formula", "vendor row", "xon_offset"):
+        table.add_column(column, justify="right" if column != "ports" else "left")
+    for (speed, cable, reserved, xoff, computed, vendor, vendor_cable, xon_offset), names in groups.items():
+        label = names[0] if len(names) == 1 else f"{len(names)}: {names[0]} .. {names[-1]}"
+        formula = "-" if computed is None else f"{computed:,}"
+        row = "beyond the table" if vendor is None else f"{vendor:,} ({vendor_cable}m)"
+        table.add_row(label, f"{speed}G", f"{cable}m", f"{reserved:,}", f"{xoff:,}", formula, row, f"{xon_offset:,}")
+    out.print(table)
+    for d in entry["asics"]:
+        out.print(f"  ASIC {d['asic']}: {d['lossless_ports']} lossless PGs draw up to {d['xoff_bytes']:,} B from a"
+                  f" {d['headroom_pool_bytes']:,} B shared headroom pool ({d['headroom_pool_used_percent']}%;"
+                  f" {d['pgs_covered']} can fill their headroom at once); ingress pool {d['pool_bytes']:,} B +"
+                  f" reserved {d['reserved_bytes']:,} B, egress pool {d['egress_pool_bytes']:,} B + reserved"
+                  f" {d['egress_reserved_bytes']:,} B; {d['committed_bytes']:,} of {d['buffer_bytes']:,} B"
+                  f" ({d['used_percent']}%)")
 
 
 @cli.command()

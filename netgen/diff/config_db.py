@@ -2,7 +2,7 @@
 apply-patch` takes), and a semantic table / key / field view of the same change for humans.
 
 Device-owned keys: a rendered config_db.json does not carry what only the device knows (its MAC,
-platform string, port aliases and indexes, management interface). Before diffing, those are
+platform string, management interface, port settings netgen leaves to the platform). Before diffing, those are
 copied from the running config into the intended one (`overlay_device_owned`), so a push never
 deletes them and a converged device shows no diff.
 """
@@ -20,7 +20,8 @@ ConfigDb = dict[str, dict[str, dict[str, Any]]]
 DEVICE_OWNED_FIELDS: dict[str, tuple[str, ...]] = {
     "DEVICE_METADATA": ("mac", "platform", "hwsku_version", "asic_name", "switch_type", "synchronous_mode",
                         "timezone", "region", "cloudtype", "deployment_id"),
-    "PORT": ("alias", "index", "autoneg", "link_training", "tpid", "pfc_asym", "subport"),
+    # alias and index are rendered (the SKU's port_config.ini): a device with others has another SKU.
+    "PORT": ("autoneg", "link_training", "tpid", "pfc_asym", "subport"),
 }
 DEVICE_OWNED_TABLES = ("MGMT_INTERFACE", "MGMT_PORT", "MGMT_VRF_CONFIG", "NTP", "NTP_SERVER", "SYSLOG_SERVER",
                        "AAA", "TACPLUS", "TACPLUS_SERVER", "RADIUS", "RADIUS_SERVER", "SNMP", "SNMP_COMMUNITY",

@@ -311,13 +311,17 @@ class Hashing(IntentModel):
 # --- buffers --------------------------------------------------------------------------------------
 class TierBuffers(IntentModel):
     mode: Literal["shared", "static_per_port"] = Field(description="Shared dynamic pool or a fixed slice per port.")
-    dynamic_th: int = Field(
-        default=0, ge=-8, le=7, description="Shared mode: alpha = 2^dynamic_th of the free pool. [SONiC 0]"
+    dynamic_th: int | None = Field(
+        default=None,
+        ge=-8,
+        le=7,
+        description="Shared mode: the lossless PG may use alpha = 2^dynamic_th of the free shared pool;"
+        " omitted = the switch vendor's value for the ASIC (0 on Tomahawk 5, -5 at 400G on Jericho2C+).",
     )
     per_port: ByteSize | None = Field(
         default=None,
-        description="Static mode: buffer reserved per used port; omitted = the domain's buffer left after"
-        " headroom, split equally over its used ports.",
+        description="Static mode: buffer reserved per used port; omitted = the shared pool (the vendor's pool"
+        " less its shared headroom pool and reserved sizes), split equally over the ASIC's used ports.",
     )
 
 
@@ -332,12 +336,6 @@ class Buffers(IntentModel):
     atsw: TierBuffers = Field(
         default_factory=lambda: TierBuffers(mode="static_per_port"),
         description="ATSW. [netgen: same deep-buffer policy as the CTSW]",
-    )
-    small_packet_percent: int = Field(
-        default=100,
-        ge=0,
-        le=100,
-        description="Share of small packets assumed by the headroom formula. [SONiC LOSSLESS_TRAFFIC_PATTERN 100]",
     )
 
 

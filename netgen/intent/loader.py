@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from netgen.intent.catalog import Catalog, PlatformModel
+from netgen.intent.catalog import AsicFamily, AsicFamilyBuffers, Catalog, PlatformModel
 from netgen.intent.errors import InputProblem, NetgenInputError, Path_, dotted, show_value
 from netgen.intent.fabric import Fabric
 from netgen.intent.problems import PATTERN_TEXT, validate
@@ -49,17 +49,30 @@ def builtin_catalog_raw() -> tuple[dict[str, Any], Marks]:
 
 
 def load_catalog(extra: Path | None = None, extra_display: str | None = None) -> Catalog:
-    """The built-in catalog plus, optionally, a user catalog file (which may `extends:` models)."""
+    """The built-in catalog plus, optionally, a user catalog file (which may `extends:` models and
+    add ASIC families)."""
     base_raw, base_marks = builtin_catalog_raw()
     raw_models: dict[str, Any] = dict(base_raw.get("models", {}))
     problems: list[InputProblem] = []
     models: dict[str, PlatformModel] = {}
+    families: dict[AsicFamily, AsicFamilyBuffers] = {}
+    builtin_display = f"<netgen>/{BUILTIN_CATALOG}"
     # The built-in catalog is trusted but still validated, so a bad edit to it fails loudly.
-    _validate_models(raw_models, base_marks, f"<netgen>/{BUILTIN_CATALOG}", models, problems)
+    _validate_families(dict(base_raw.get("asic_families", {})), base_marks, builtin_display, families, problems)
+    _validate_models(raw_models, base_marks, builtin_display, models, problems)
+    _check_families(models, families, base_marks, builtin_display, problems)
     if extra is not None:
         display = extra_display or str(extra)
         data, marks = read_yaml(extra, display)
-        user_models = _catalog_models_section(data, display)
+        user_models, user_families = _catalog_sections(data, display)
+        for family in sorted(set(user_families) & set(families)):
+            problems.append(_at(display, marks, ("asic_families", family),
+                                f"ASIC family {show_value(family)} is already in the built-in catalog",
+                                allowed="a family the built-in catalog lacks"))
+        added: dict[AsicFamily, AsicFamilyBuffers] = {}
+        _validate_families({k: v for k, v in user_families.items() if k not in families}, marks, display, added,
+                           problems)
+        families.update(added)
         resolved: dict[str, Any] = {}
         for name, entry in user_models.items():
             if not isinstance(name, str):
@@ -79,16 +92,52 @@ def load_catalog(extra: Path | None = None, extra_display: str | None = None) ->
             merged = _resolve_extends(name, entry, raw_models, user_models, display, marks, problems)
             if merged is not None:
                 resolved[name] = merged
-        _validate_models(resolved, marks, display, models, problems)
+        user_valid: dict[str, PlatformModel] = {}
+        _validate_models(resolved, marks, display, user_valid, problems)
+        _check_families(user_valid, families, marks, display, problems)
+        models.update(user_valid)
     if problems:
         raise NetgenInputError(problems)
-    return Catalog.model_construct(models=models)
+    return Catalog.model_construct(models=models, asic_families=families)
 
 
-def _catalog_models_section(data: Any, display: str) -> dict[str, Any]:
-    if not isinstance(data, dict) or set(data) - {"models"} or not isinstance(data.get("models"), dict):
-        raise fail(display, "a catalog file must be a mapping with one key, 'models: {name: {...}}'")
-    return dict(data["models"])
+def _catalog_sections(data: Any, display: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    shape = "a catalog file must be a mapping of 'models: {name: {...}}' and optionally 'asic_families: {...}'"
+    if not isinstance(data, dict) or set(data) - {"models", "asic_families"}:
+        raise fail(display, shape)
+    if not isinstance(data.get("models"), dict):
+        raise fail(display, shape)
+    families = data.get("asic_families", {})
+    if not isinstance(families, dict):
+        raise fail(display, shape)
+    return dict(data["models"]), dict(families)
+
+
+def _validate_families(raw: dict[str, Any], marks: Marks, display: str,
+                       out: dict[AsicFamily, AsicFamilyBuffers], problems: list[InputProblem]) -> None:
+    known = {str(family): family for family in get_args(AsicFamily)}
+    for name, entry in raw.items():
+        family = known.get(name) if isinstance(name, str) else None
+        if family is None:
+            problems.append(_at(display, marks, ("asic_families", str(name)), "unknown ASIC family",
+                                given=show_value(name), allowed=", ".join(sorted(known))))
+            continue
+        try:
+            out[family] = validate(AsicFamilyBuffers, entry, marks, display, ("asic_families", name))
+        except NetgenInputError as exc:
+            problems.extend(exc.problems)
+
+
+def _check_families(models: dict[str, PlatformModel], families: dict[AsicFamily, AsicFamilyBuffers], marks: Marks,
+                    display: str, problems: list[InputProblem]) -> None:
+    """Every model's ASIC family needs its buffer facts: headroom and budgets are computed from them."""
+    for name, model in models.items():
+        if model.asic_family not in families:
+            problems.append(_at(display, marks, ("models", name, "asic_family"),
+                                f"no buffer facts for ASIC family {show_value(model.asic_family)} in the catalog",
+                                given=show_value(model.asic_family),
+                                allowed="a family with an asic_families entry: " + ", ".join(sorted(families))
+                                + "; or add one in your catalog file"))
 
 
 def _resolve_extends(

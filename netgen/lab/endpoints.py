@@ -28,9 +28,9 @@ plain shell; there is no EOS CLI here.
 
 Device-owned keys. A real switch's CONFIG_DB holds values no generator writes. `seed_config_db`
 adds these to the rendered config_db.json to make a node's initial running CONFIG_DB (see
-DEVICE_OWNED): DEVICE_METADATA|localhost `mac` and `platform`, and `alias` and `index` on every
-PORT. `config replace` of the plain rendered file therefore removes them, exactly as SONiC's GCU
-would; a deploy must carry them over from the running config. Tables a real box also has but
+DEVICE_OWNED): DEVICE_METADATA|localhost `mac` and `platform` (PORT alias and index are rendered,
+from the SKU's port_config.ini). `config replace` of the plain rendered file therefore removes them,
+exactly as SONiC's GCU would; a deploy must carry them over from the running config. Tables a real box also has but
 netgen's model does not know (MGMT_INTERFACE, MGMT_PORT, FEATURE, ...) are not seeded: the shim
 treats them as tables without YANG, and a rendered file never contains them.
 
@@ -50,7 +50,6 @@ import hashlib
 import ipaddress
 import json
 import os
-import re
 import shutil
 import socket
 import struct
@@ -86,7 +85,7 @@ SHIM_BIN = Path("/usr/local/sbin")  # first on root's PATH (Debian /etc/profile,
 CREATED_MARKER = ".netgen-lab-created"
 LOGIN_RECORDS = (Path("/var/log/wtmp"), Path("/var/log/btmp"), Path("/var/log/lastlog"))
 # Keys of CONFIG_DB a switch owns (from its platform files and EEPROM), not the generator.
-DEVICE_OWNED: dict[str, tuple[str, ...]] = {"DEVICE_METADATA": ("mac", "platform"), "PORT": ("alias", "index")}
+DEVICE_OWNED: dict[str, tuple[str, ...]] = {"DEVICE_METADATA": ("mac", "platform")}
 ASIC_BY_VENDOR = {"Arista": "broadcom", "Mellanox": "mellanox", "Nvidia": "mellanox", "Dell": "broadcom",
                   "Celestica": "broadcom"}
 FAULTS = (sonic_shim.FAULT_APPLY_FAIL_AFTER, sonic_shim.FAULT_PFC_STORM, sonic_shim.FAULT_DROP_BEFORE_APPLY,
@@ -294,10 +293,6 @@ def _remove_unused_host_dirs() -> list[str]:
 # --- the SONiC device side -----------------------------------------------------------------------------
 
 
-def _natural(name: str) -> list[Any]:
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
-
-
 def platform_of(hwsku: str | None) -> str:
     """A platform string in SONiC's `x86_64-<vendor>_<model>` form, derived from the HwSKU
     (Arista-7060X6-64PE-O128S2 -> x86_64-arista_7060x6_64pe, as in sonic-buildimage's device/)."""
@@ -315,30 +310,14 @@ def device_mac(node: str) -> str:
     return ":".join(f"{b:02x}" for b in (0x02, *digest[:5]))
 
 
-def port_alias_index(name: str, position: int) -> tuple[str, str]:
-    """(alias, index) in the shape of an Arista port_config.ini: `Ethernet<N>` sits in front-panel
-    cage N // 8 + 1 (8 lanes a cage), alias `Ethernet<cage>/<N % 8 + 1>`, index = cage. This gives
-    exactly the Arista-7060X6-64PE-O128S2 file's values for Ethernet0-508 (Ethernet4 ->
-    Ethernet1/5, index 1). Emulated: derived from the name, no platform file is read. Other names
-    keep their name and their position."""
-    match = re.fullmatch(r"Ethernet(\d+)", name)
-    if match is None:
-        return name, str(position + 1)
-    number = int(match.group(1))
-    return f"Ethernet{number // 8 + 1}/{number % 8 + 1}", str(number // 8 + 1)
-
-
 def seed_config_db(node: str, rendered_config_db: Mapping[str, Any]) -> dict[str, Any]:
     """The node's initial running CONFIG_DB: the rendered config_db.json plus the keys the device
-    owns (DEVICE_OWNED): DEVICE_METADATA|localhost mac and platform, PORT alias and index. Device
-    values win over rendered ones."""
+    owns (DEVICE_OWNED): DEVICE_METADATA|localhost mac and platform. Device values win over rendered
+    ones."""
     config = copy.deepcopy(dict(rendered_config_db))
     meta = config.setdefault("DEVICE_METADATA", {}).setdefault("localhost", {})
     meta["mac"] = device_mac(node)
     meta["platform"] = platform_of(meta.get("hwsku"))
-    for position, name in enumerate(sorted(config.get("PORT", {}), key=_natural)):
-        entry = config["PORT"][name]
-        entry["alias"], entry["index"] = port_alias_index(name, position)
     return config
 
 

@@ -1,6 +1,6 @@
 """Stage 2: pure, stable expansion of the intent into devices, ports, links, sessions and NICs."""
 
-from netgen.topology.buffers import DeviceBufferPlan, Headroom, pg_headroom, plan_buffers
+from netgen.topology.buffers import DeviceBufferPlan, LosslessPg, formula_xoff, plan_buffers
 from netgen.topology.expand import expand
 from netgen.topology.model import BgpSession, Device, HostNic, Link, Port, Role, Topology
 
@@ -8,13 +8,13 @@ __all__ = [
     "BgpSession",
     "Device",
     "DeviceBufferPlan",
-    "Headroom",
     "HostNic",
     "Link",
+    "LosslessPg",
     "Port",
     "Role",
     "Topology",
     "expand",
-    "pg_headroom",
+    "formula_xoff",
     "plan_buffers",
 ]

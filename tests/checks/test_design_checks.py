@@ -131,6 +131,20 @@ def capability(tier: str, name: str, base: str, **caps: bool) -> Mutation:
     return derived_model(tier, name, base, capabilities=caps)
 
 
+def formula_less_family(uplink_m: int) -> Mutation:
+    """Zone 1's RTSWs on a Tomahawk 3 model the user adds: the 7060X6 SKU's buffers, no formula."""
+
+    def mutate(data: Data) -> Catalog:
+        data["catalog"] = "catalog.yaml"
+        data["zones"][0]["rtsw_model"] = "rtsw-th3"
+        data["zones"][0]["cable_length_m"] = {"host_m": 3, "rtsw_ctsw_m": uplink_m}
+        return {"asic_families": {"tomahawk3": {"cell_bytes": 254, "buffer_bytes": "100MB",
+                                               "buffer_source": "a test"}},
+                "models": {"rtsw-th3": {"extends": RTSW_SONIC, "asic_family": "tomahawk3"}}}
+
+    return mutate
+
+
 def lossy_class(name: str, dscp: list[int], tc: int, queue: int, weight: int) -> dict[str, Any]:
     return {"name": name, "dscp": dscp, "traffic_class": tc, "queue": queue, "weight": weight}
 
@@ -358,56 +372,72 @@ CASES: list[Case] = [
          "roce_mtu 9216 exceeds the fabric mtu 9100"),
     Case("NG308", "fabric-mtu-4000", setting("mtu", 4000), ERROR, "roce_mtu 4096 exceeds the fabric mtu 4000"),
     Case("NG308", "roce-mtu-equals-mtu", setting("qos.lossless.roce_mtu", 9100), None),
-    # NG401: ECN min 150KB, max 1.5MB, disabled.
-    Case("NG401", "equal-thresholds-ecn-off", setting("qos.ecn.min_threshold", "1.5MB"), WARNING,
-         "min_threshold 1500000B is not below max_threshold 1500000B"),
+    # NG401: ECN min 150KB, max 1.5MB, disabled. Zone 1's SONiC RTSWs always carry the WRED profile.
+    Case("NG401", "equal-thresholds-ecn-off", setting("qos.ecn.min_threshold", "1.5MB"), ERROR,
+         "min_threshold 1500000B is not below max_threshold 1500000B (ECN is off, but SONiC switches keep"),
+    Case("NG401", "equal-thresholds-ecn-off-all-eos",
+         combine(setting("qos.ecn.min_threshold", "1.5MB"), zone(0, rtsw_model=RTSW_EOS)), WARNING,
+         "ECN is off and no switch renders the profile"),
     Case("NG401", "inverted-thresholds-ecn-on",
          combine(setting("qos.ecn.enabled", True), setting("qos.ecn.min_threshold", "2MB")), ERROR,
          "is not below max_threshold"),
     Case("NG401", "ordered-thresholds-ecn-on",
          combine(setting("qos.ecn.enabled", True), setting("qos.ecn.min_threshold", "1MB")), None),
-    # NG402: an RTSW has 166.1MB and commits 12.75MB of headroom (16 x 300,032 B for 3 m host ports,
-    # 16 x 496,640 B for 100 m uplinks); a CTSW buffer domain has 6.4GB.
+    # NG402: an RTSW (the vendor's Arista-7060X6-64PE-O128S2 pools) shares 166115492 - 29423360
+    # (shared headroom pool) - 32 x 18796 (reserved lossless PGs) = 136090660 B; one lossless PG
+    # settles at alpha/(1+alpha) of it (alpha = 2^dynamic_th): 68.05MB at dynamic_th 0, 0.53MB at
+    # -8, 27.22MB at -2.
     Case("NG402", "max-170MB-above-rtsw-buffer",
          combine(setting("qos.ecn.enabled", True), setting("qos.ecn.max_threshold", "170MB")), ERROR,
          f"a lossless queue can hold on {RTSW_SONIC}: it would never mark"),
-    # Shared pool: one queue settles at alpha/(1+alpha) of the free 153.37MB (alpha = 2^dynamic_th):
-    # 76.68MB at dynamic_th 0, 0.597MB at -8, 30.67MB at -2.
     Case("NG402", "max-100MB-above-one-queue-share",
          combine(setting("qos.ecn.enabled", True), setting("qos.ecn.max_threshold", "100MB")), ERROR,
-         "exceeds the 76.68MB a lossless queue can hold"),
-    Case("NG402", "max-70MB-fits-one-queue-share",
-         combine(setting("qos.ecn.enabled", True), setting("qos.ecn.max_threshold", "70MB")), None),
+         "exceeds the 68.05MB a lossless queue can hold"),
+    Case("NG402", "max-60MB-fits-one-queue-share",
+         combine(setting("qos.ecn.enabled", True), setting("qos.ecn.max_threshold", "60MB")), None),
     Case("NG402", "alpha-1-256-too-small-for-1.5MB",
          combine(setting("qos.ecn.enabled", True), setting("buffers.rtsw.dynamic_th", -8)), ERROR,
-         "exceeds the 0.60MB a lossless queue can hold"),
+         "exceeds the 0.53MB a lossless queue can hold"),
     Case("NG402", "alpha-quarter-fits-1.5MB",
          combine(setting("qos.ecn.enabled", True), setting("buffers.rtsw.dynamic_th", -2)), None),
     Case("NG402", "max-170MB-ecn-off", setting("qos.ecn.max_threshold", "170MB"), None),
     Case("NG402", "static-1MB-per-port",
-         combine(setting("qos.ecn.enabled", True),
+         combine(setting("qos.ecn.enabled", True), zone(1, rtsw_model=RTSW_SONIC),
                  setting("buffers.rtsw", {"mode": "static_per_port", "per_port": "1MB"})), ERROR,
          "ECN max_threshold 1500000B exceeds the 1.00MB a lossless queue can hold"),
     Case("NG402", "static-2MB-per-port",
-         combine(setting("qos.ecn.enabled", True),
+         combine(setting("qos.ecn.enabled", True), zone(1, rtsw_model=RTSW_SONIC),
                  setting("buffers.rtsw", {"mode": "static_per_port", "per_port": "2MB"})), None),
     # NG403
     Case("NG403", "rtsw-without-ecn",
          combine(setting("qos.ecn.enabled", True), capability("rtsw", "rtsw-noecn", RTSW_SONIC, ecn=False)),
          ERROR, "ECN is enabled but rtsw-noecn cannot mark ECN"),
     Case("NG403", "rtsw-without-ecn-ecn-off", capability("rtsw", "rtsw-noecn", RTSW_SONIC, ecn=False), None),
-    # NG410: RTSW headroom 12.75MB (see NG402); static mode adds per_port x 32 ports.
-    Case("NG410", "rtsw-buffer-10MB", derived_model("rtsw", "rtsw-10mb", RTSW_SONIC, buffer_bytes="10MB"),
-         ERROR, "RTSW buffer over budget: headroom 12.75MB for 32 lossless ports"),
-    Case("NG410", "rtsw-buffer-20MB", derived_model("rtsw", "rtsw-20mb", RTSW_SONIC, buffer_bytes="20MB"),
-         WARNING, "RTSW headroom takes over half the buffer"),
-    Case("NG410", "rtsw-buffer-40MB", derived_model("rtsw", "rtsw-40mb", RTSW_SONIC, buffer_bytes="40MB"),
+    # NG410: the RTSW's ASIC has 173268640 B (FBOSS Tomahawk5Asic.h); the SKU's ingress pool
+    # 166115492 B includes its 29423360 B shared headroom pool; 32 lossless PGs reserve 601472 B and
+    # may each draw 612140 B of headroom (19588480 B in all, so every PG is covered).
+    Case("NG410", "vendor-pools-fit", lambda data: None, None),
+    Case("NG410", "ingress-pool-above-the-asic",  # 173000000 + 601472 > 173268640
+         derived_model("rtsw", "rtsw-big-pool", RTSW_SONIC, sonic={"buffers": {"ingress_pool": {"size": "173MB"}}}),
+         ERROR, "ingress pool 173.00MB (shared headroom pool 29.42MB included) + reserved PG sizes 0.60MB ="
+                " 173.60MB exceeds the ASIC's 173.27MB"),
+    Case("NG410", "egress-reserve-above-the-asic",  # 166115492 + 32 x 7 x 40000 = 175075492
+         derived_model("rtsw", "rtsw-big-reserve", RTSW_SONIC,
+                       sonic={"buffers": {"egress_lossy": {"size": "40000B"}}}),
+         ERROR, "egress pool 166.12MB + reserved queue sizes 8.96MB = 175.08MB exceeds the ASIC's 173.27MB"),
+    Case("NG410", "shared-headroom-pool-oversubscribed",  # 19588480 B of xoff, 10000000 // 612140 = 16
+         derived_model("rtsw", "rtsw-small-shp", RTSW_SONIC,
+                       sonic={"buffers": {"ingress_pool": {"xoff": "10MB"}}}),
+         WARNING, "32 lossless PGs may draw up to 19.59MB of headroom from a 10.00MB shared headroom pool (1.96:1):"
+                  " only 16 of them can fill their headroom at once"),
+    Case("NG410", "static-5MB-per-port",  # 32 x 5MB = 160MB > 136090660 B
+         combine(zone(1, rtsw_model=RTSW_SONIC),
+                 setting("buffers.rtsw", {"mode": "static_per_port", "per_port": "5MB"})),
+         ERROR, "static partitions 160.00MB for 32 ports exceed the 136.09MB shared pool"),
+    Case("NG410", "static-4MB-per-port",  # 128MB
+         combine(zone(1, rtsw_model=RTSW_SONIC),
+                 setting("buffers.rtsw", {"mode": "static_per_port", "per_port": "4MB"})),
          None),
-    Case("NG410", "static-5MB-per-port",  # 12.75 + 32 x 5 = 172.75MB > 166.1MB
-         setting("buffers.rtsw", {"mode": "static_per_port", "per_port": "5MB"}), ERROR,
-         "+ static 160.00MB = 172.75MB of 166.12MB"),
-    Case("NG410", "static-4MB-per-port",  # 12.75 + 32 x 4 = 140.75MB
-         setting("buffers.rtsw", {"mode": "static_per_port", "per_port": "4MB"}), None),
     # NG411: the 7060X6 has static per-port buffers, the 7800R3 has not.
     Case("NG411", "ctsw-static", setting("buffers.ctsw.mode", "static_per_port"), ERROR,
          f"buffers.ctsw is static_per_port but {SPINE} (EOS 4.34) has no static per-port buffer partition"),
@@ -423,6 +453,21 @@ CASES: list[Case] = [
     Case("NG411", "ctsw-static-capable-model",
          combine(setting("buffers.ctsw.mode", "static_per_port"),
                  capability("ctsw", "ctsw-static", SPINE, static_per_port_buffers=True)), None),
+    # NG412: the SKU table stops at 150 m; a family without a formula cannot go past it.
+    Case("NG412", "cables-covered", lambda data: None, None),
+    Case("NG412", "beyond-the-table-with-a-formula", zone(0, cable_length_m={"host_m": 3, "rtsw_ctsw_m": 300}),
+         None),
+    Case("NG412", "beyond-the-table-without-a-formula", formula_less_family(300), ERROR,
+         "no PFC headroom is known for 400G over 300 m on rtsw-th3"),
+    Case("NG412", "within-the-table-without-a-formula", formula_less_family(150), None),
+    # NG507: the catalog's unverified items, per tier and model.
+    Case("NG507", "spine-watchdog-and-headroom", lambda data: None, WARNING,
+         "(1) PFC watchdog on Jericho2C+: no Arista source confirms it"),
+    Case("NG507", "rtsw-eos-speed", lambda data: None, WARNING, "speed 400g-4 for 2 x 400G on an 800G cage"),
+    Case("NG507", "all-verified-by-the-operator",
+         combine(derived_model("rtsw", "rtsw-checked", RTSW_EOS, unverified=[]),
+                 derived_model("ctsw", "ctsw-checked", SPINE, unverified=[]),
+                 derived_model("atsw", "atsw-checked", SPINE, unverified=[])), None),
     # NG501: both RTSW models lack bth_dest_qp_hash, the 7800R3 has it.
     Case("NG501", "rtsw-fallback-five-tuple", lambda data: None, WARNING,
          "it falls back to the 5-tuple hash"),
@@ -512,13 +557,17 @@ def test_every_check_has_a_failing_and_a_passing_case() -> None:
     assert len(ids) == len(set(ids)), "duplicate case ids"
 
 
-def test_small_example_has_only_its_declared_hashing_warnings() -> None:
+def test_small_example_has_only_its_declared_warnings() -> None:
     # hashing: bth_dest_qp with fallback five_tuple; both RTSW models lack bth_dest_qp_hash, the
-    # 7804R3 spines have it: one NG501 warning per RTSW model and nothing else.
+    # 7804R3 spines have it: one NG501 warning per RTSW model. The catalog's unverified items: one
+    # NG507 per tier and model that has some (the EOS RTSW, CTSW and ATSW; the SONiC RTSW has none).
     findings = findings_of(SMALL)
     assert [f for f in findings if f.severity is Severity.ERROR] == []
-    assert [(f.code, f.severity) for f in findings] == [("NG501", WARNING)] * 2
-    assert {f.subject for f in findings} == {f"rtsw model {RTSW_SONIC}", f"rtsw model {RTSW_EOS}"}
+    assert sorted((f.code, f.subject) for f in findings) == [
+        ("NG501", f"rtsw model {RTSW_EOS}"), ("NG501", f"rtsw model {RTSW_SONIC}"),
+        ("NG507", f"atsw model {SPINE}"), ("NG507", f"ctsw model {SPINE}"), ("NG507", f"rtsw model {RTSW_EOS}"),
+    ]
+    assert {f.severity for f in findings} == {WARNING}
 
 
 def test_small_example_round_trips_through_write_fabric(small_data: Data, write_fabric: Callable[..., Any]) -> None:

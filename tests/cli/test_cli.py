@@ -16,15 +16,15 @@ pytestmark = pytest.mark.render
 def test_validate_small_ok():
     result = run_cli("validate", str(SMALL.parent))
     assert result.exit_code == 0, result.output
-    assert "OK small-lab: 0 error(s), 2 warning(s)" in result.stdout
+    assert "OK small-lab: 0 error(s), 5 warning(s)" in result.stdout
 
 
 def test_validate_json_contract():
     result = run_cli("validate", "--json", str(SMALL))
     payload = json.loads(result.stdout)
     assert result.exit_code == payload["exit_code"] == 0
-    assert payload["ok"] is True and payload["errors"] == 0 and payload["warnings"] == 2
-    assert {f["code"] for f in payload["findings"]} == {"NG501"}
+    assert payload["ok"] is True and payload["errors"] == 0 and payload["warnings"] == 5
+    assert {f["code"] for f in payload["findings"]} == {"NG501", "NG507"}
     assert set(payload["findings"][0]) == {"code", "severity", "subject", "message", "fix"}
 
 
@@ -48,6 +48,14 @@ def test_show_json_figures():
     ctsw = [row for row in summary["oversubscription"] if row["tier"] == "ctsw"]
     assert {row["ratio"] for row in ctsw} == {"1:6.857"}  # 192 x 400G down, 28 x 400G up
     assert all(b["worst_domain_used_percent"] < 100 for b in summary["buffers"])
+    rtsw = next(b for b in summary["buffers"] if b["tier"] == "rtsw")
+    # 16 host + 16 uplink PGs x 612140 B of xoff (the SKU's rows) within the 29423360 B shared headroom pool
+    assert (rtsw["source"], rtsw["headroom_pool_xoff_bytes"], rtsw["headroom_pool_bytes"]) == (
+        "sku", 32 * 612140, 29423360)
+    # the Jericho2C+ spines carry the catalog's unverified items (NG507), the SONiC RTSW model none
+    assert {(u["tier"], u["model"]) for u in summary["unverified"]} == {
+        ("ctsw", "arista-7808r3a-36p-eos"), ("atsw", "arista-7808r3a-36p-eos")}
+    assert any(item.startswith("PFC watchdog on Jericho2C+") for item in summary["unverified"][0]["items"])
 
 
 def test_show_text_mentions_every_tier():
@@ -76,14 +84,27 @@ def test_headroom_json_per_port_and_budget():
     result = run_cli("headroom", str(SMALL), "--device", "z01-rtsw001", "--json")
     assert result.exit_code == 0, result.output
     (entry,) = json.loads(result.stdout)["devices"]
+    assert entry["source"] == "sku" and entry["vendor_settings"].endswith("Arista-7060X6-64PE-O128S2")
     ports = {p["port"]: p for p in entry["ports"]}
     assert len(ports) == 32
-    # 400G, 3 m, 4 lanes: xon 18432, xoff 281600, size 300032 (hand-computed in tests/topology/test_buffers.py)
+    # 400G over a 3 m DAC: the SKU's 5m row (reserved 18796, xoff 612140) above the formula's 388620
     host = ports["Ethernet0"]
-    assert (host["xon"], host["xoff"], host["size"]) == (18432, 281600, 300032)
+    assert (host["reserved"], host["xoff"], host["computed_xoff"], host["vendor_xoff"], host["vendor_cable_m"]) == (
+        18796, 612140, 388620, 612140, 5)
     (asic,) = entry["asics"]
-    assert asic["headroom_bytes"] == sum(p["size"] for p in ports.values())
-    assert asic["free_bytes"] == asic["buffer_bytes"] - asic["committed_bytes"]
+    assert asic["xoff_bytes"] == sum(p["xoff"] for p in ports.values())
+    assert asic["reserved_bytes"] == sum(p["reserved"] for p in ports.values())
+    assert asic["headroom_pool_bytes"] == 29423360 and asic["pgs_covered"] == 32
+    assert asic["committed_bytes"] == asic["pool_bytes"] + asic["reserved_bytes"]
+
+
+def test_headroom_text_shows_netgen_and_vendor_side_by_side(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # a wide terminal: rich wraps cells to fit a narrow one
+    result = run_cli("headroom", str(SMALL), "--device", "z01-ctsw01")
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    assert "reference: the NOS sets its own" in text
+    assert "778,240 (1000m)" in text and "448,512" in text  # 500 m uplinks: vendor row, formula
 
 
 def test_headroom_default_shows_one_device_per_tier_and_model():
@@ -100,3 +121,15 @@ def test_headroom_default_shows_one_device_per_tier_and_model():
 def test_rollout_refuses_extra_vars_that_would_override_the_plan(extra, message):
     result = run_cli("rollout", str(SMALL), "-e", extra, "--json")
     assert result.exit_code == 2 and message in json.loads(result.stdout)["error"]
+
+
+def test_inverted_ecn_thresholds_stop_validate_and_render_not_the_nos_model(small_data, write_fabric, tmp_path):
+    # ECN off, max < min: SONiC switches still carry the WRED profile, and SONiC's model refuses
+    # max < min, so this must be a design error (exit 1) before rendering, never a render failure (3).
+    small_data["qos"]["ecn"]["min_threshold"] = "2MB"
+    fabric = str(write_fabric(small_data))
+    validate = run_cli("validate", fabric, "--json")
+    assert validate.exit_code == 1
+    assert [f["code"] for f in json.loads(validate.stdout)["findings"] if f["severity"] == "error"] == ["NG401"]
+    render = run_cli("render", fabric, "-o", str(tmp_path / "out"))
+    assert render.exit_code == 1 and not (tmp_path / "out").exists()

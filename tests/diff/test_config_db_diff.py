@@ -20,7 +20,7 @@ pytestmark = pytest.mark.render
 
 RUNNING = {
     "DEVICE_METADATA": {"localhost": {"hostname": "r1", "mac": "0c:00:00:00:00:01", "platform": "x86_64-arista"}},
-    "PORT": {"Ethernet0": {"mtu": "9100", "alias": "Ethernet1/1", "index": "1", "description": "old"}},
+    "PORT": {"Ethernet0": {"mtu": "9100", "autoneg": "on", "description": "old"}},
     "INTERFACE": {"Ethernet0": {}, "Ethernet0|10.1.16.1/31": {}},
     "MGMT_INTERFACE": {"eth0|192.0.2.10/24": {"gwaddr": "192.0.2.1"}},
     "WRED_PROFILE": {"AZURE_LOSSLESS": {"ecn": "ecn_all"}},
@@ -49,7 +49,7 @@ def test_patch_by_hand():
 def test_device_owned_keys_survive_and_a_converged_device_has_no_patch():
     target = overlay_device_owned(INTENDED, RUNNING)
     assert target["DEVICE_METADATA"]["localhost"]["mac"] == "0c:00:00:00:00:01"
-    assert target["PORT"]["Ethernet0"]["alias"] == "Ethernet1/1"
+    assert target["PORT"]["Ethernet0"]["autoneg"] == "on"
     assert target["MGMT_INTERFACE"] == RUNNING["MGMT_INTERFACE"]
     converged = apply_patch(RUNNING, json_patch(RUNNING, target))
     assert json_patch(converged, overlay_device_owned(INTENDED, converged)) == []

@@ -468,11 +468,11 @@ def test_catalog_entry_reusing_a_builtin_name(small_data, write_fabric):
     [
         ("port_count", "many", "'many'", "integer"),
         ("port_count", 0, "0", "1"),
-        ("cell_bytes", 8192, "8192", "4096"),
+        ("queues", 32, "32", "16"),
         ("asic_family", "tomahawk9", "'tomahawk9'", "tomahawk5"),
-        ("buffer_bytes", 1000, "1000", None),
+        ("max_lossless_priorities", 9, "9", "8"),
     ],
-    ids=["port_count-word", "port_count-0", "cell_bytes-big", "asic_family", "bytes-without-unit"],
+    ids=["port_count-word", "port_count-0", "queues-big", "asic_family", "lossless-priorities-9"],
 )
 def test_catalog_invalid_field(small_data, write_fabric, field, value, given, allowed):
     fabric, catalog = write_with_catalog(
@@ -500,8 +500,39 @@ def test_catalog_entry_without_extends_must_be_complete(small_data, write_fabric
         write_fabric, small_data, {"models": {"lab-rtsw": {"description": "incomplete"}}})
     stderr = assert_input_error(validate(fabric))
     marks = node_marks(catalog.read_text(), ("models", "lab-rtsw"))
-    for field in ("vendor", "nos", "port_count", "buffer_bytes"):
+    for field in ("vendor", "nos", "port_count", "asic_family"):
         assert "missing" in find_problem(stderr, catalog, marks, f"models.lab-rtsw.{field}")
+
+
+FAMILY = {"cell_bytes": 254, "buffer_bytes": "100MB", "buffer_source": "my lab"}
+
+
+@pytest.mark.parametrize(
+    ("families", "path", "expect"),
+    [
+        ({"tomahawk5": FAMILY}, "asic_families.tomahawk5", "already in the built-in catalog"),
+        ({"tomahawk9": FAMILY}, "asic_families.tomahawk9", "unknown ASIC family"),
+        ({"tomahawk3": {**FAMILY, "buffer_bytes": 1000}}, "asic_families.tomahawk3.buffer_bytes", "unit"),
+        ({"tomahawk3": {**FAMILY, "headroom": {"fixed_bytes": 0, "cell_occupancy": 1, "response_ns": 0,
+                                                "round_to_bytes": 254}}},
+         "asic_families.tomahawk3", "needs the published points"),
+    ],
+    ids=["duplicate-builtin", "unknown-family", "bytes-without-unit", "formula-without-points"],
+)
+def test_catalog_asic_family_errors(small_data, write_fabric, families, path, expect):
+    fabric, catalog = write_with_catalog(
+        write_fabric, small_data, {"models": {}, "asic_families": families})
+    stderr = assert_input_error(validate(fabric))
+    assert f"{catalog.name}:" in stderr and path in stderr and expect in stderr
+
+
+def test_catalog_model_needs_its_familys_buffer_facts(small_data, write_fabric):
+    fabric, catalog = write_with_catalog(
+        write_fabric, small_data, {"models": {"lab-rtsw": {"extends": BUILTIN_RTSW, "asic_family": "tomahawk3"}}})
+    stderr = assert_input_error(validate(fabric))
+    problem = find_problem(stderr, catalog, node_marks(catalog.read_text(), ("models", "lab-rtsw", "asic_family")),
+                           "models.lab-rtsw.asic_family")
+    assert "no buffer facts for ASIC family 'tomahawk3'" in problem and "tomahawk5" in allowed_part(problem)
 
 
 def test_catalog_self_extends(small_data, write_fabric):

@@ -16,7 +16,7 @@ from netgen.checks import DesignContext
 from netgen.intent import load_fabric
 from netgen.platforms import base
 from netgen.platforms.render import MARKER, load_plugins, render_devices, render_fabric
-from netgen.topology import expand, pg_headroom
+from netgen.topology import expand
 from tests.conftest import META, SMALL, run_cli
 
 pytestmark = pytest.mark.render
@@ -89,28 +89,86 @@ def test_every_buffer_reference_resolves(db):
     assert all(p["pool"] in pools for p in profiles.values())
 
 
-def test_lossless_profile_is_the_hand_computed_headroom(db):
-    # Host port: 400G, 3 m DAC, 4 lanes (2x400G breakout): xon 18432, xoff 281600, size 300032 (see
-    # tests/topology/test_buffers.py for the arithmetic). Uplink: 100 m fibre.
+# The switch vendor's own SONiC SKU for this hardware (sonic-buildimage @086b03bd, device/arista/
+# x86_64-arista_7060x6_64pe/Arista-7060X6-64PE-O128S2/): buffers_defaults_t1.j2, pg_profile_lookup.ini
+# and port_config.ini. The expectations below are copied from those files by hand.
+SKU_POOLS = {
+    "ingress_lossless_pool": {"type": "ingress", "mode": "dynamic", "size": "166115492", "xoff": "29423360"},
+    "egress_lossless_pool": {"type": "egress", "mode": "dynamic", "size": "166115492"},
+}
+SKU_PROFILES = {
+    "ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": "0", "static_th": "167546528"},
+    "egress_lossy_profile": {"pool": "egress_lossless_pool", "size": "1778", "dynamic_th": "0"},
+    "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0", "static_th": "167546528"},
+}
+SKU_LOSSLESS_400G = {"pool": "ingress_lossless_pool", "size": "18796", "xon": "0", "xoff": "612140",
+                     "xon_offset": "3556", "dynamic_th": "0"}  # the 5m, 40m and 150m rows alike
+
+
+def test_pools_and_profiles_are_the_vendors(db):
+    assert db["BUFFER_POOL"] == SKU_POOLS
+    assert {k: v for k, v in db["BUFFER_PROFILE"].items() if k in SKU_PROFILES} == SKU_PROFILES
+
+
+def test_egress_lossless_never_drops(db):
+    # A static threshold above the whole egress pool: the queue is never the one that drops; PFC at
+    # ingress stops the sender instead. Lossy queues keep a dynamic threshold.
+    lossless = db["BUFFER_PROFILE"]["egress_lossless_profile"]
+    assert "dynamic_th" not in lossless
+    assert int(lossless["static_th"]) >= int(db["BUFFER_POOL"][lossless["pool"]]["size"])
+    assert "dynamic_th" in db["BUFFER_PROFILE"]["egress_lossy_profile"]
+
+
+def test_lossless_profiles_are_the_skus_rows(db):
+    # Host port: 3 m DAC -> the 5m row; uplink: 100 m fibre -> the 150m row. The formula asks for
+    # less (388620 and 535940 B, tests/topology/test_buffers.py): the vendor's figure wins.
     host = db["BUFFER_PROFILE"][db["BUFFER_PG"]["Ethernet0|3"]["profile"]]
-    assert (host["xon"], host["xoff"], host["size"]) == ("18432", "281600", "300032")
     uplink = db["BUFFER_PROFILE"][db["BUFFER_PG"]["Ethernet448|3"]["profile"]]
-    expected = pg_headroom(400, 100, 9100, 4096, 100, 254, 18432, 819)
-    assert int(uplink["xoff"]) == expected.xoff > int(host["xoff"])
+    assert host == uplink == SKU_LOSSLESS_400G
+    assert db["BUFFER_PG"]["Ethernet0|3"]["profile"] == "pg_lossless_400000_3m_profile"
     assert db["BUFFER_PG"]["Ethernet0|0"]["profile"] == "ingress_lossy_profile"
     # buffermgrd must leave these alone: every CABLE_LENGTH is 0m on purpose
     assert set(db["CABLE_LENGTH"]["AZURE"].values()) == {"0m"}
     assert db["DEVICE_METADATA"]["localhost"]["buffer_model"] == "traditional"
 
 
-def test_ports_follow_the_sku_lane_map(db):
-    # Arista-7060X6-64PE: cage 1 = lanes 17-24, split 2x400G; cage 2 = lanes 1-8
-    assert db["PORT"]["Ethernet0"]["lanes"] == "17,18,19,20"
-    assert db["PORT"]["Ethernet4"]["lanes"] == "21,22,23,24"
-    assert db["PORT"]["Ethernet8"]["lanes"] == "1,2,3,4"
-    assert len(db["PORT"]) == 128
-    assert db["PORT"]["Ethernet0"]["speed"] == "400000"
-    assert db["PORT"]["Ethernet100"]["admin_status"] == "down"  # spare
+def test_every_port_carrying_the_lossless_class_is_bound(db):
+    used = {name for name, port in db["PORT"].items() if port["admin_status"] == "up"}
+    assert {k.split("|")[0] for k, v in db["BUFFER_PG"].items() if v["profile"].startswith("pg_lossless")} == used
+    lossless_queues = {k for k, v in db["BUFFER_QUEUE"].items() if v["profile"] == "egress_lossless_profile"}
+    assert lossless_queues == {f"{p}|3" for p in used}
+    for port in used:  # every other queue of the port is lossy
+        lossy = [k.split("|")[1] for k, v in db["BUFFER_QUEUE"].items()
+                 if k.startswith(f"{port}|") and v["profile"] == "egress_lossy_profile"]
+        assert lossy == ["0-2", "4-7"]
+
+
+def test_a_cable_beyond_the_skus_table_gets_more_headroom(small_data, write_fabric):
+    small_data["zones"][0]["cable_length_m"]["rtsw_ctsw_m"] = 300  # the SKU's table stops at 150m
+    db = json.loads(_render(write_fabric(small_data))[RTSW]["config_db.json"])
+    uplink = db["BUFFER_PROFILE"][db["BUFFER_PG"]["Ethernet448|3"]["profile"]]
+    assert uplink == {**SKU_LOSSLESS_400G, "xoff": "839724"}  # the formula (test_buffers.py, by hand)
+
+
+def test_ports_are_the_skus_port_config(db):
+    # port_config.ini: name, lanes, alias, index, speed, fec
+    expected = {
+        "Ethernet0": ("17,18,19,20", "etp1a", "1", "400000", "rs"),
+        "Ethernet4": ("21,22,23,24", "etp1b", "1", "400000", "rs"),
+        "Ethernet8": ("1,2,3,4", "etp2a", "2", "400000", "rs"),
+        "Ethernet100": ("125,126,127,128", "etp13b", "13", "400000", "rs"),
+        "Ethernet508": ("501,502,503,504", "etp64b", "64", "400000", "rs"),
+        "Ethernet512": ("513", "etp65", "65", "10000", "none"),
+        "Ethernet513": ("515", "etp66", "66", "10000", "none"),
+    }
+    for name, (lanes, alias, index, speed, fec) in expected.items():
+        port = db["PORT"][name]
+        assert (port["lanes"], port["alias"], port["index"], port["speed"], port["fec"]) == (
+            lanes, alias, index, speed, fec), name
+    assert len(db["PORT"]) == 130  # 64 cages x 2 + the two SFP ports
+    for spare in ("Ethernet100", "Ethernet512", "Ethernet513"):
+        assert db["PORT"][spare]["admin_status"] == "down"
+    assert len({p["alias"] for p in db["PORT"].values()}) == 130
 
 
 def test_routed_ports_vlan_members_and_loopback(db):
@@ -261,13 +319,16 @@ def test_static_per_port_buffers_use_static_thresholds(small_data, write_fabric)
     small_data["buffers"]["rtsw"] = {"mode": "static_per_port"}
     ctx = _ctx(write_fabric(small_data))
     db = json.loads(render_devices(ctx, [ctx.topology.devices[RTSW]])[0][RTSW][0].content)
-    domain = ctx.buffers[RTSW].worst
-    assert {p["mode"] for p in db["BUFFER_POOL"].values()} == {"static"}
-    for profile in db["BUFFER_PROFILE"].values():
-        assert "dynamic_th" not in profile
-        assert profile["static_th"] == str(domain.per_port_static)
-    # the partition is what the headroom leaves, split over the 32 used ports
-    assert domain.per_port_static == (166_115_492 - domain.headroom_bytes) // 32
+    # the partition: the shared pool (166115492 - 29423360 shared headroom pool - 32 x 18796 reserved)
+    # split over the 32 used ports
+    partition = str(136090660 // 32)
+    assert db["BUFFER_POOL"] == SKU_POOLS  # the vendor's pools in every mode
+    lossless = db["BUFFER_PROFILE"][db["BUFFER_PG"]["Ethernet0|3"]["profile"]]
+    assert lossless["static_th"] == partition and "dynamic_th" not in lossless
+    assert db["BUFFER_PROFILE"]["egress_lossy_profile"]["static_th"] == partition
+    # lossless egress still never drops; lossy ingress keeps the vendor's (drops happen at egress)
+    assert db["BUFFER_PROFILE"]["egress_lossless_profile"] == SKU_PROFILES["egress_lossless_profile"]
+    assert db["BUFFER_PROFILE"]["ingress_lossy_profile"] == SKU_PROFILES["ingress_lossy_profile"]
 
 
 @pytest.mark.skipif(VTYSH is None, reason="FRR is not installed (apt-get install frr); .ci/run installs it")
@@ -283,6 +344,11 @@ def test_sonic_on_every_tier_renders_valid_configs(small_data, write_fabric, tmp
     spine = json.loads((tmp_path / "cfg" / "z01-ctsw01" / "config_db.json").read_text())
     assert spine["DEVICE_METADATA"]["localhost"]["type"] == "BackEndLeafRouter"
     assert "VLAN" not in spine  # no host ports on a spine
+    # Arista-7060DX5-64S ships no buffer tables (the SDK's lossless MMU mode sets them): neither does
+    # netgen, while PFC stays on; its port_config.ini aliases are Ethernet<N>/1.
+    assert not {t for t in spine if t.startswith("BUFFER_") or t == "CABLE_LENGTH"}
+    assert {v["pfc_enable"] for k, v in spine["PORT_QOS_MAP"].items() if k != "global"} == {"3"}
+    assert spine["PORT"]["Ethernet0"]["alias"] == "Ethernet1/1" and spine["PORT"]["Ethernet512"]["lanes"] == "515"
     frr = (tmp_path / "cfg" / "z01-ctsw01" / "frr.conf").read_text()
     assert "maximum-paths 4" in frr  # 4 parallel links to each RTSW; 2 uplinks
     assert frr.count("peer-group DOWNLINK\n") == 16 and frr.count("peer-group UPLINK\n") == 2

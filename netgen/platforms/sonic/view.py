@@ -6,11 +6,13 @@ choices that a SONiC operator will ask about:
 * docker_routing_config_mode = split-unified: FRR reads netgen's single integrated frr.conf
   (/etc/sonic/frr/frr.conf). netgen emits no BGP_* or STATIC_ROUTE tables, because bgpcfgd still
   runs in split modes and would push them into FRR on top of the file: one source of truth.
-* buffer_model = traditional: Broadcom ASICs have no dynamic (Lua) headroom model in SONiC.
-  netgen computes headroom itself and writes the lossless profiles, and CABLE_LENGTH is "0m" on
-  every port on purpose: buffermgrd skips ports with a 0m cable, so it never replaces netgen's
-  BUFFER_PG / profiles with its pg_profile_lookup.ini rows. The real lengths are in the profile
-  names and in `netgen show` / the headroom view.
+* buffer_model = traditional: Broadcom ASICs have no dynamic (Lua) headroom model in SONiC. Pools
+  and profiles are the switch vendor's SKU settings (netgen/topology/buffers.py); netgen writes
+  the lossless PG profiles itself, with the SKU's reserved size, xon and xon_offset and an xoff
+  never below the SKU's row for the cable. CABLE_LENGTH is "0m" on every port on purpose:
+  buffermgrd skips ports with a 0m cable, so it never replaces netgen's BUFFER_PG / profiles with
+  its pg_profile_lookup.ini rows. The real lengths are in the profile names and `netgen headroom`.
+  A SKU that ships no buffer tables (the SDK sets them) gets none from netgen either.
 * Map tables are named AZURE and the WRED profile AZURE_LOSSLESS, the names SONiC's own tools
   (ecnconfig, qos reload) use, so those tools keep working on a netgen-managed switch.
 * ECN on/off flips only the QUEUE -> wred_profile binding of the lossless queue; the profile stays
@@ -24,15 +26,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from netgen.checks import DesignContext
-from netgen.intent.catalog import PlatformModel
+from netgen.intent.catalog import PlatformModel, ProfileSetting
 from netgen.platforms.base import RenderError
 from netgen.platforms.features import dscp_to_tc, hashes_on_qp, runs_pfc_watchdog, tc_to_queue
 from netgen.platforms.routing import BgpPlan, bgp_plan
-from netgen.topology.buffers import Headroom, tier_buffers
+from netgen.topology.buffers import FROM_SKU, DeviceBufferPlan
 from netgen.topology.model import Device, Port, PortKind, Role
 from netgen.topology.ports import PORT_NAMERS
 
 MAP_NAME = "AZURE"
+INGRESS_POOL = "ingress_lossless_pool"  # SONiC's pool names (buffers_config.j2, buffermgrd)
+EGRESS_POOL = "egress_lossless_pool"
 WRED_PROFILE = "AZURE_LOSSLESS"
 HOST_VLAN = 1000
 DEVICE_TYPES = {Role.RTSW: "BackEndToRRouter", Role.CTSW: "BackEndLeafRouter", Role.ATSW: "BackEndSpineRouter"}
@@ -44,19 +48,22 @@ FLEX_COUNTERS = ["PFCWD", "QUEUE", "QUEUE_WATERMARK", "PG_WATERMARK", "BUFFER_PO
 class SonicPort:
     name: str
     lanes: str  # "17,18,19,20": SONiC stores the lane list as one comma-separated string
+    alias: str  # front-panel alias, as the SKU's port_config.ini names it
+    index: int  # front-panel index, as port_config.ini numbers it
     speed_mbps: int
+    fec: str
     mtu: int
-    admin_status: str  # "up" for used ports, "down" for spare cages
+    admin_status: str  # "up" for used ports, "down" for spare cages and the SKU's extra ports
     description: str
     used: Port | None  # the topology port, or None for a spare cage/sub-port
 
 
 @dataclass(frozen=True, slots=True)
-class LosslessProfile:
+class BufferProfileRow:
+    """One BUFFER_PROFILE entry: its fields in config_db order, values already strings."""
+
     name: str
-    headroom: Headroom
-    threshold_field: str  # "dynamic_th" or "static_th"
-    threshold: int
+    fields: dict[str, str]
 
 
 @dataclass
@@ -88,14 +95,10 @@ class SonicView:
     wred_profile: str
     wred: dict[str, str]
     ecn_enabled: bool
-    # buffers
-    pool_mode: str
-    ingress_pool_size: int
-    egress_pool_size: int
-    threshold_field: str
-    lossy_threshold: int
-    lossless_profiles: dict[str, LosslessProfile]  # port -> profile
-    profiles: list[LosslessProfile]  # each distinct lossless profile once
+    # buffers (None: the SKU ships none; the SDK's MMU defaults apply)
+    buffer_pools: dict[str, dict[str, str]] | None
+    buffer_profiles: list[BufferProfileRow]
+    lossless_profile_of: dict[str, str]  # port -> its lossless PG profile name
     lossy_queue_ranges: list[str]
     # PFC watchdog
     pfcwd: dict[str, str] | None
@@ -125,11 +128,18 @@ def _ranges(values: list[int]) -> list[str]:
     return out
 
 
+def _alias(pattern: str, cage: int, sub: int, first_lane: int) -> str:
+    return (pattern.replace("{index}", str(cage + 1)).replace("{letter}", "abcdefgh"[sub])
+            .replace("{lane}", str(first_lane + 1)))
+
+
 def _all_ports(model: PlatformModel, used: list[Port], mtu: int) -> list[SonicPort]:
-    """Every port of the SKU: used ports as the topology says, spare sub-ports admin down, so a
-    `config replace` never deletes a port the switch has."""
-    sku_speed = model.sonic.port_speed if model.sonic else model.port_speed
-    per_cage = model.ports_per_cage(sku_speed)
+    """Every port of the SKU, as its port_config.ini lists them: used ports as the topology says,
+    spare sub-ports and the SKU's extra ports admin down, so a `config replace` never deletes one."""
+    if model.sonic is None:
+        raise RenderError(f"{model.description or 'model'} has no SONiC SKU")
+    sku = model.sonic
+    per_cage = model.ports_per_cage(sku.port_speed)
     lanes_each = model.lanes_per_port // per_cage
     by_slot = {(p.cage, p.lane_offset): p for p in used}
     namer = PORT_NAMERS[model.port_naming]
@@ -144,13 +154,73 @@ def _all_ports(model: PlatformModel, used: list[Port], mtu: int) -> list[SonicPo
             ports.append(SonicPort(
                 name=name,
                 lanes=",".join(str(lane) for lane in lanes[offset:offset + lanes_each]),
-                speed_mbps=(port.speed_gbps if port else sku_speed) * 1000,
+                alias=_alias(sku.alias, cage, sub, offset),
+                index=cage + 1,
+                speed_mbps=(port.speed_gbps if port else sku.port_speed) * 1000,
+                fec=sku.fec,
                 mtu=mtu,
                 admin_status="up" if port else "down",
                 description=description,
                 used=port,
             ))
+    for extra in sku.extra_ports:
+        ports.append(SonicPort(extra.name, ",".join(str(lane) for lane in extra.lanes), extra.alias, extra.index,
+                               extra.speed * 1000, extra.fec, mtu, "down", "spare", None))
     return ports
+
+
+def _profile_fields(setting: ProfileSetting, pool: str, static_th: int | None = None) -> dict[str, str]:
+    """A vendor profile; `static_th` replaces its threshold (static per-port partitions)."""
+    fields = {"pool": pool, "size": str(setting.size)}
+    if static_th is not None:
+        fields["static_th"] = str(static_th)
+    elif setting.static_th is not None:
+        fields["static_th"] = str(setting.static_th)
+    else:
+        fields["dynamic_th"] = str(setting.dynamic_th)
+    return fields
+
+
+def _buffers(plan: DeviceBufferPlan, ports: list[Port]) -> tuple[dict[str, dict[str, str]] | None,
+                                                                   list[BufferProfileRow], dict[str, str]]:
+    """BUFFER_POOL, BUFFER_PROFILE rows and each port's lossless profile, in the vendor's semantics."""
+    vendor = plan.vendor
+    if plan.source != FROM_SKU or vendor is None:
+        return None, [], {}
+    ingress, egress = vendor.ingress_pool, vendor.egress_pool
+    pools = {INGRESS_POOL: {"type": ingress.type, "mode": ingress.mode, "size": str(ingress.size)}}
+    if ingress.xoff:
+        pools[INGRESS_POOL]["xoff"] = str(ingress.xoff)
+    egress_pool = INGRESS_POOL
+    if egress is not None:
+        egress_pool = EGRESS_POOL
+        pools[EGRESS_POOL] = {"type": egress.type, "mode": egress.mode, "size": str(egress.size)}
+        if egress.xoff:
+            pools[EGRESS_POOL]["xoff"] = str(egress.xoff)
+    static = plan.mode == "static_per_port"
+    partition = plan.worst.per_port_static if static else None
+    profiles = [
+        BufferProfileRow("ingress_lossy_profile", _profile_fields(vendor.ingress_lossy, INGRESS_POOL)),
+        # Egress lossless keeps the vendor's threshold in every mode: it never drops, PFC stops the sender.
+        BufferProfileRow("egress_lossless_profile", _profile_fields(vendor.egress_lossless, egress_pool)),
+        BufferProfileRow("egress_lossy_profile", _profile_fields(vendor.egress_lossy, egress_pool, partition)),
+    ]
+    lossless_of: dict[str, str] = {}
+    seen: dict[str, dict[str, str]] = {}
+    for port in ports:
+        pg = plan.lossless.get(port.name)
+        if pg is None:
+            continue
+        # SONiC's buffermgrd naming (speed in Mb/s, cable), with the real cable length.
+        name = f"pg_lossless_{pg.speed_gbps * 1000}_{pg.cable_m}m_profile"
+        fields = {"pool": INGRESS_POOL, "size": str(pg.size), "xon": str(pg.xon), "xoff": str(pg.xoff),
+                  "xon_offset": str(pg.xon_offset)}
+        fields.update({"static_th": str(partition)} if static else {"dynamic_th": str(plan.dynamic_th)})
+        if seen.setdefault(name, fields) != fields:
+            raise RenderError(f"{plan.device}: two different lossless profiles would share the name {name}")
+        lossless_of[port.name] = name
+    profiles += [BufferProfileRow(name, fields) for name, fields in seen.items()]
+    return pools, profiles, lossless_of
 
 
 def build_view(ctx: DesignContext, device: Device) -> SonicView:
@@ -159,7 +229,6 @@ def build_view(ctx: DesignContext, device: Device) -> SonicView:
     qos = fabric.qos
     used = topo.ports[device.name]
     plan = ctx.buffers[device.name]
-    policy = tier_buffers(fabric, device.role)
     ports = _all_ports(model, used, fabric.mtu)
     backend = [p.name for p in used]
 
@@ -179,22 +248,7 @@ def build_view(ctx: DesignContext, device: Device) -> SonicView:
             "green_min_threshold": str(ecn.min_threshold), "green_max_threshold": str(ecn.max_threshold),
             "green_drop_probability": str(ecn.max_mark_probability)}
 
-    static = plan.mode == "static_per_port"
-    threshold_field = "static_th" if static else "dynamic_th"
-    domain = plan.worst
-    lossless_profiles: dict[str, LosslessProfile] = {}
-    for port in used:
-        headroom = plan.headroom.get(port.name)
-        if headroom is None:
-            continue
-        # SONiC's naming, plus the lane count where it changes the headroom (8-lane ports).
-        lanes = "_8lane" if port.lanes >= 8 else ""
-        name = f"pg_lossless_{port.speed_gbps * 1000}_{port.cable_m}m{lanes}_profile"
-        threshold = domain.per_port_static if static else policy.dynamic_th
-        lossless_profiles[port.name] = LosslessProfile(name, headroom, threshold_field, threshold)
-    profiles = list({p.name: p for p in lossless_profiles.values()}.values())
-    if len(profiles) != len(set(lossless_profiles.values())):
-        raise RenderError(f"{device.name}: two different lossless profiles would share a name")
+    buffer_pools, buffer_profiles, lossless_of = _buffers(plan, used)
     lossy_queues = [q for q in range(model.queues) if q != lossless.queue]
 
     wd = qos.pfc_watchdog
@@ -233,13 +287,9 @@ def build_view(ctx: DesignContext, device: Device) -> SonicView:
         wred_profile=WRED_PROFILE,
         wred=wred,
         ecn_enabled=ecn.enabled and model.capabilities.ecn,
-        pool_mode="static" if static else "dynamic",
-        ingress_pool_size=max(0, domain.buffer_bytes - domain.headroom_bytes),
-        egress_pool_size=domain.buffer_bytes,
-        threshold_field=threshold_field,
-        lossy_threshold=domain.per_port_static if static else 0,
-        lossless_profiles=lossless_profiles,
-        profiles=profiles,
+        buffer_pools=buffer_pools,
+        buffer_profiles=buffer_profiles,
+        lossless_profile_of=lossless_of,
         lossy_queue_ranges=_ranges(lossy_queues),
         pfcwd=pfcwd,
         pfcwd_poll_ms=wd.polling_interval_ms,
