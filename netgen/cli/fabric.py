@@ -15,6 +15,7 @@ from netgen.checks import DesignContext
 from netgen.checks.summary import summarize
 from netgen.cli.common import (
     EXIT_DESIGN,
+    EXIT_INPUT,
     EXIT_INTERNAL,
     EXIT_OK,
     cli,
@@ -152,7 +153,7 @@ def _print_summary(s: dict[str, Any]) -> None:
 
 @cli.command()
 @fabric_argument
-@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path),
+@click.option("-o", "--output", type=click.Path(readable=False, path_type=Path), metavar="DIR",
               help="Output directory: DIR/<device>/<file>. Replaced whole, atomically.")
 @click.option("--device", "devices", multiple=True, metavar="NAME", help="Render only these devices (repeatable).")
 @click.option("--check", is_flag=True, help="Render and check against the NOS models, write nothing.")
@@ -181,8 +182,13 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
         with progress(len(selected), "rendering") as advance:
             result = render_fabric(ctx, None if check else output, list(devices) or None,
                                    progress=lambda _device: advance())
-    except OutputDirError as exc:
-        raise click.UsageError(str(exc)) from None
+    except OutputDirError as exc:  # DIR may not be replaced, or the OS refused: exit 2, never a traceback
+        if as_json:
+            emit_json({"ok": False, "exit_code": EXIT_INPUT, "error": str(exc), "path": str(exc.path),
+                       "written": False})
+        else:
+            err.print(f"[bold red]error[/]: {escape(str(exc))}")
+        sys.exit(EXIT_INPUT)
     except RenderError as exc:
         if as_json:
             emit_json({"ok": False, "exit_code": EXIT_INTERNAL, "render_error": str(exc), "written": False})

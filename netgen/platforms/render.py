@@ -1,15 +1,27 @@
 """Render every selected device with its NOS plugin and write the files atomically.
 
-Output layout: DIR/<device>/<file>. The whole directory is built next to DIR and swapped into
-place only when every device rendered and passed its checks, so a failure never leaves a partial
-or mixed output directory behind.
+Output layout: DIR/<device>/<file>, plus DIR/.netgen-render: the manifest of what netgen wrote.
+The whole directory is built next to DIR and swapped into place only when every device rendered
+and passed its checks, so a failure never leaves a partial or mixed output directory behind.
+
+DIR may be replaced only when it is new, empty, or an earlier render that holds nothing but the
+files its manifest lists, unchanged. Nothing is followed through a symbolic link: a link as DIR,
+as the marker or anywhere inside DIR is refused. The new DIR keeps the old one's mode and owner
+(as far as the OS lets us); a new DIR gets the default mode of the umask. Every OS failure is an
+OutputDirError naming the path and the OS reason, and leaves everything as it was.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import secrets
 import shutil
-import tempfile
-from collections.abc import Callable, Iterable
+import stat
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,11 +31,23 @@ from netgen.platforms.base import RenderedFile, RenderError
 from netgen.topology.model import Device
 
 ProgressHook = Callable[[Device], None]
-MARKER = ".netgen-render"  # marks a directory netgen may replace wholesale
+MARKER = ".netgen-render"  # the manifest of an output directory: netgen may replace what it lists
+MANIFEST_FORMAT = 1
+LEGACY_MARKER = b"rendered by netgen"  # the plain-text marker of netgen before the manifest
+LEGACY_FILES = ("config_db.json", "frr.conf")  # what those wrote per device, besides <device>.cfg
+MARKER_LIMIT = 64 << 20  # bytes; a manifest of 100k files is ~15 MB
+NAMED = 10  # paths named in a refusal; the rest are counted
+_STAGE_TAG = 32  # characters of DIR's name in the staging names (which must stay under NAME_MAX)
+
+Manifest = dict[str, tuple[int, str]]  # "device/file" -> (bytes, sha256)
 
 
 class OutputDirError(Exception):
-    """The output path exists and is not a netgen render directory."""
+    """The output directory cannot be written or replaced; `path` is what the message is about."""
+
+    def __init__(self, message: str, path: Path) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 def load_plugins() -> dict[str, base.RendererPlugin]:
@@ -67,42 +91,339 @@ def render_devices(ctx: DesignContext, devices: Iterable[Device],
     return rendered, skipped
 
 
-def write_atomically(rendered: dict[str, list[RenderedFile]], output: Path) -> tuple[int, int]:
-    """Write DIR/<device>/<file> into a sibling temp dir, then swap it into place."""
-    output = output.resolve()
-    if output.exists() and not (output.is_dir() and (not any(output.iterdir()) or (output / MARKER).is_file())):
-        raise OutputDirError(f"{output} exists and was not written by netgen render (no {MARKER});"
-                             " choose a new or empty directory")
-    output.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.new-", dir=output.parent))
-    staging.chmod(0o755)  # mkdtemp makes it private; rendered configs are not secrets
-    files = size = 0
+# --- the output directory: what may be replaced ---------------------------------------------------
+
+
+def output_path(output: Path) -> Path:
+    """DIR as an absolute path whose parent is resolved; DIR's own name is kept, never followed."""
+    if output.name in ("", ".", ".."):
+        output = Path(os.path.realpath(output))
+    return Path(os.path.realpath(output.parent)) / output.name if output.name else output
+
+
+def _lstat(path: Path) -> os.stat_result | None:
     try:
-        (staging / MARKER).write_text("rendered by netgen; `netgen render` replaces this directory whole\n")
-        for device, device_files in rendered.items():
-            folder = staging / device
-            folder.mkdir()
-            for item in device_files:
-                data = item.content.encode("utf-8")
-                (folder / item.name).write_bytes(data)
-                files += 1
-                size += len(data)
-        old = None
-        if output.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{output.name}.old-", dir=output.parent))
-            output.rename(old / output.name)
-        staging.rename(output)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+
+
+def _named(paths: list[str]) -> str:
+    more = f" (and {len(paths) - NAMED} more)" if len(paths) > NAMED else ""
+    return ", ".join(paths[:NAMED]) + more
+
+
+def _read_manifest(folder: Path, shown: Path) -> Manifest | None:
+    """The manifest in folder's marker (None: a plain-text marker of an older netgen)."""
+    marker, where = folder / MARKER, shown / MARKER
+    st = os.lstat(marker)
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a regular file"
+        raise OutputDirError(f"{where} is {kind}; netgen render never follows links and will not replace {shown}",
+                             where)
+    fd = os.open(marker, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(MARKER_LIMIT + 1)
+    if data.startswith(LEGACY_MARKER):
+        return None
+    try:
+        if len(data) > MARKER_LIMIT:
+            raise ValueError(f"larger than {MARKER_LIMIT} bytes")
+        doc = json.loads(data)
+        if not isinstance(doc, dict) or doc.get("format") != MANIFEST_FORMAT or not isinstance(doc.get("files"), dict):
+            raise ValueError(f"not a format {MANIFEST_FORMAT} manifest")
+        manifest: Manifest = {}
+        for name, entry in doc["files"].items():
+            parts = name.split("/")
+            if len(parts) != 2 or any(p in ("", ".", "..") for p in parts) or not isinstance(entry, dict):
+                raise ValueError(f"bad entry {name!r}")
+            size, digest = entry.get("bytes"), entry.get("sha256")
+            if type(size) is not int or not isinstance(digest, str) or len(digest) != 64:
+                raise ValueError(f"bad entry {name!r}")
+            manifest[name] = (size, digest)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise OutputDirError(f"{where}: not a manifest netgen render wrote ({exc}), so netgen cannot tell its files"
+                             f" from yours; move what you need out of {shown} and remove it by hand", where) from None
+    return manifest
+
+
+def _unchanged(path: str, size: int, digest: str) -> bool:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        if os.fstat(fd).st_size != size:
+            return False
+        return hashlib.file_digest(fh, "sha256").hexdigest() == digest
+
+
+def _not_written(folder: Path, manifest: Manifest | None) -> list[str]:
+    """Every path in folder (relative, sorted) that netgen render did not write, or that changed since."""
+    found: list[str] = []
+    devices = {name.split("/")[0] for name in manifest} if manifest is not None else None
+    with os.scandir(folder) as top:
+        entries = sorted(top, key=lambda e: e.name)
+    for entry in entries:
+        if entry.name == MARKER:
+            continue
+        if entry.is_symlink():
+            found.append(f"{entry.name} (a symbolic link)")
+            continue
+        if not entry.is_dir(follow_symlinks=False):
+            found.append(entry.name)
+            continue
+        if devices is not None and entry.name not in devices:
+            found.append(f"{entry.name}/")
+            continue
+        with os.scandir(entry.path) as inner:
+            items = sorted(inner, key=lambda e: e.name)
+        for item in items:
+            name = f"{entry.name}/{item.name}"
+            if item.is_symlink():
+                found.append(f"{name} (a symbolic link)")
+            elif item.is_dir(follow_symlinks=False):
+                found.append(f"{name}/")
+            elif not item.is_file(follow_symlinks=False):
+                found.append(f"{name} (not a regular file)")
+            elif manifest is None:
+                if item.name not in (*LEGACY_FILES, f"{entry.name}.cfg"):
+                    found.append(name)
+            elif name not in manifest:
+                found.append(name)
+            elif not _unchanged(item.path, *manifest[name]):
+                found.append(f"{name} (changed since netgen wrote it)")
+    return found
+
+
+def _inspect(folder: Path, shown: Path) -> os.stat_result | None:
+    """folder's lstat (None: it does not exist) if netgen may replace it; else OutputDirError.
+    Messages name `shown`, the path the user gave (folder may be DIR moved aside for the swap)."""
+    st = _lstat(folder)
+    if st is None:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        raise OutputDirError(f"{shown} is a symbolic link; netgen render never follows links: give the directory"
+                             " it points to, or a new path", shown)
+    if not stat.S_ISDIR(st.st_mode):
+        raise OutputDirError(f"{shown} exists and is not a directory", shown)
+    names = os.listdir(folder)
+    if not names:
+        return st
+    if MARKER not in names:
+        raise OutputDirError(f"{shown} exists and was not written by netgen render (no {MARKER});"
+                             " choose a new or empty directory", shown)
+    found = _not_written(folder, _read_manifest(folder, shown))
+    if found:
+        raise OutputDirError(f"{shown} holds {len(found)} path(s) netgen render did not write: {_named(found)};"
+                             f" replacing {shown} would delete them: move them out of it, or choose another"
+                             " directory", shown)
+    return st
+
+
+def _os_failure(exc: OSError, output: Path, staging: Path | None = None) -> OutputDirError:
+    """An OSError as a one-line OutputDirError: the path involved (as the user knows it) and the OS reason."""
+    reason = exc.strerror or str(exc)
+    code = errno.errorcode.get(exc.errno or 0)
+    if code:
+        reason += f" ({code})"
+    path = Path(os.fsdecode(exc.filename)) if exc.filename is not None else output
+    where = ""
+    if staging is not None and path.is_relative_to(staging) and path != staging:
+        path = output / path.relative_to(staging)  # the file as it would have been named in DIR
+    elif path.parent == output.parent and path.name.startswith(f".{output.name[:_STAGE_TAG]}."):
+        path = output.parent  # the staging or set-aside directory beside DIR
+        where = f" (netgen builds the new directory beside {output.name} and swaps it in)"
+    if exc.errno == errno.ENOTDIR:
+        for ancestor in (path, *path.parents):
+            with contextlib.suppress(OSError):
+                if not stat.S_ISDIR(os.stat(ancestor).st_mode):
+                    path, where = ancestor, " (not a directory)"
+                    break
+    what = f"cannot write {output}: {reason}"
+    if path != output:
+        what += f" at {path}{where}"
+    return OutputDirError(what + "; nothing was changed", path)
+
+
+def check_output_dir(output: Path) -> None:
+    """OutputDirError unless netgen may write `output` (see the module doc); changes nothing."""
+    output = output_path(output)
+    try:
+        _check_replaceable(output)
+    except OSError as exc:
+        raise _os_failure(exc, output) from None
+
+
+def _check_replaceable(output: Path) -> os.stat_result | None:
+    if not output.name:
+        raise OutputDirError(f"{output}: a file system root cannot be an output directory", output)
+    st = _inspect(output, output)
+    if st is not None and st.st_dev != os.stat(output.parent).st_dev:
+        raise OutputDirError(f"{output} is a mount point, which cannot be swapped by a rename: give a directory"
+                             " inside it", output)
+    return st
+
+
+# --- writing -----------------------------------------------------------------------------------------
+
+
+def _component(name: str, what: str) -> str:
+    if name in ("", ".", "..", MARKER) or "/" in name or "\0" in name:
+        raise RenderError(f"{what} {name!r} cannot be a file name in the output directory")
+    return name
+
+
+def _manifest(blobs: Mapping[str, bytes]) -> bytes:
+    files = {name: {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+             for name, data in sorted(blobs.items())}
+    doc = {"written_by": "netgen render",
+           "note": "`netgen render -o` replaces this directory whole, and refuses while it holds anything"
+                   " not listed here (or a listed file changed)",
+           "format": MANIFEST_FORMAT, "files": files}
+    return (json.dumps(doc, indent=1) + "\n").encode("utf-8")
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+    except OSError as exc:  # a failed write or close (ENOSPC, EDQUOT, EIO) names no file: name it
+        if exc.filename is None:
+            exc.filename = str(path)
         raise
-    return files, size
+
+
+def _umask_mode() -> int:
+    """The mode a new directory gets from the umask (0o777 & ~umask)."""
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return 0o777 & ~mask
+
+
+def _make_parents(folder: Path) -> list[Path]:
+    """mkdir -p folder; returns the directories it created, deepest last (to undo on failure)."""
+    missing: list[Path] = []
+    while _lstat(folder) is None:
+        missing.append(folder)
+        folder = folder.parent
+    made: list[Path] = []
+    try:
+        for path in reversed(missing):
+            os.mkdir(path)
+            made.append(path)
+    except BaseException:
+        _remove_dirs(made)
+        raise
+    return made
+
+
+def _remove_dirs(made: list[Path]) -> None:
+    for path in reversed(made):
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
+
+
+def _beside(output: Path, kind: str) -> Path:
+    """A new private directory next to output (mode 0700 until the swap)."""
+    for _ in range(100):
+        path = output.parent / f".{output.name[:_STAGE_TAG]}.{kind}-{secrets.token_hex(4)}"
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(output.parent))
+
+
+def _take_owner(staging: Path, written: Iterable[Path], uid: int, gid: int) -> None:
+    """Give the new tree DIR's owner where the OS lets us (root can; others only their own groups)."""
+    st = os.lstat(staging)
+    if (st.st_uid, st.st_gid) == (uid, gid):
+        return
+    with contextlib.suppress(PermissionError):
+        for path in (staging, *written):
+            os.chown(path, uid, gid, follow_symlinks=False)
+
+
+def write_atomically(rendered: dict[str, list[RenderedFile]], output: Path) -> tuple[int, int]:
+    """Write DIR/<device>/<file> and the manifest into a sibling staging directory, then swap it
+    into place. OutputDirError (nothing changed) when DIR may not be replaced or the OS refuses."""
+    output = output_path(output)
+    blobs = {f"{_component(device, 'device')}/{_component(item.name, 'file')}": item.content.encode("utf-8")
+             for device, files in rendered.items() for item in files}
+    staging: Path | None = None
+    made: list[Path] = []
+    try:
+        before = _check_replaceable(output)
+        made = _make_parents(output.parent)
+        mode = stat.S_IMODE(before.st_mode) if before is not None else _umask_mode()
+        staging = _beside(output, "new")
+        if before is None:  # keep the set-group-ID bit a new directory inherits from its parent
+            mode |= stat.S_IMODE(os.lstat(staging).st_mode) & stat.S_ISGID
+        written: list[Path] = []
+        for device in rendered:
+            os.mkdir(staging / device)
+            written.append(staging / device)
+        for name, data in blobs.items():
+            _write_new(staging / name, data)
+            written.append(staging / name)
+        _write_new(staging / MARKER, _manifest(blobs))
+        written.append(staging / MARKER)
+        if before is not None:
+            _take_owner(staging, written, before.st_uid, before.st_gid)
+        os.chmod(staging, mode)
+        _swap(staging, output, replacing=before is not None)
+    except OSError as exc:
+        failure = _os_failure(exc, output, staging)
+        _discard(staging, made)
+        raise failure from None
+    except BaseException:
+        _discard(staging, made)
+        raise
+    return len(blobs), sum(len(data) for data in blobs.values())
+
+
+def _swap(staging: Path, output: Path, replacing: bool) -> None:
+    if not replacing:
+        os.rename(staging, output)
+        return
+    holder = _beside(output, "old")
+    old = holder / "old"
+    try:
+        os.rename(output, old)
+        try:
+            # DIR is out of everyone's reach now: check again what it held when it moved, since
+            # files may have been added while the new one was written.
+            _inspect(old, output)
+            os.rename(staging, output)
+        except BaseException:
+            _put_back(old, output)
+            raise
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.rmdir(holder)
+        raise
+    shutil.rmtree(holder, ignore_errors=True)
+
+
+def _put_back(old: Path, output: Path) -> None:
+    try:
+        os.rename(old, output)
+    except OSError as exc:
+        raise OutputDirError(f"cannot move the previous {output} back into place ({exc.strerror});"
+                             f" it is at {old}", old) from None
+
+
+def _discard(staging: Path | None, made: list[Path]) -> None:
+    if staging is not None:
+        shutil.rmtree(staging, ignore_errors=True)
+    _remove_dirs(made)
 
 
 def render_fabric(ctx: DesignContext, output: Path | None, names: list[str] | None = None,
                   progress: ProgressHook | None = None) -> RenderResult:
     """Render and check every selected device; write them to `output` unless it is None (check only)."""
+    if output is not None:
+        check_output_dir(output)  # refuse before spending the render time
     devices = [ctx.topology.devices[n] for n in names] if names else list(ctx.topology.devices.values())
     rendered, skipped = render_devices(ctx, devices, progress)
     if output is None:
