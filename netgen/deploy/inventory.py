@@ -8,6 +8,7 @@ its owner can read, are held as `SecretStr`, and never reach output, logs or rep
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +33,7 @@ from pydantic import Field, SecretStr, StringConstraints
 from netgen.intent.errors import InputProblem, NetgenInputError
 from netgen.intent.problems import validate
 from netgen.intent.types import IntentModel, SafeName
-from netgen.intent.yaml_source import read_yaml
+from netgen.intent.yaml_source import MAX_FILE_BYTES, read_yaml
 from netgen.topology.model import Device, Topology
 
 DEPLOY_FILE = "deploy.yaml"
@@ -138,7 +139,7 @@ def _credentials_file(path: Path) -> Credentials:
                                f" {stat.S_IMODE(info.st_mode):04o}); run `chmod 600 {path}`")
     if info.st_uid != os.geteuid():
         raise CredentialsError(f"{path}: credentials file belongs to another user; it must be your own")
-    data, _ = read_yaml(path, str(path))
+    data = _read_credentials_yaml(path)
     if not isinstance(data, dict) or not isinstance(data.get("username"), str):
         raise CredentialsError(f"{path}: expected `username:` and `password:` or `key_file:`")
     password, key = data.get("password"), data.get("key_file")
@@ -146,6 +147,63 @@ def _credentials_file(path: Path) -> Credentials:
         raise CredentialsError(f"{path}: give `password:` or `key_file:` as text")
     return Credentials(data["username"], SecretStr(password) if password else None, Path(key) if key else None,
                        str(path))
+
+
+CREDENTIAL_KEYS = ("username", "password", "key_file")
+CREDENTIALS_SHAPE = ("username: NAME, then password: 'TEXT' (in single quotes, a quote inside written as '')"
+                     " or key_file: PATH")
+_KEY_LINE = re.compile(r"(username|password|key_file)[ \t]*:(?:[ \t]|$)")
+# File-level problems of read_yaml whose whole text is fixed (no part of the file in them); every
+# other problem is replaced by one that names only the place.
+_SAFE_FILE_PROBLEM = re.compile(
+    r"file not found|permission denied|is a directory, expected a YAML file"
+    r"|not a regular file \(a device, pipe or socket\)|file is larger than \d+ MiB|not UTF-8 text \(byte \d+\)"
+    r"|file is empty; expected a mapping of settings|document expands to too many nodes \(alias bomb\?\)"
+    r"|YAML nesting is too deep")
+
+
+def _read_credentials_yaml(path: Path) -> Any:
+    """read_yaml, except that no problem quotes the file: YAML's own messages quote the offending
+    token (`!Xy7...` is read as a tag, `*Xy7...` as an alias), so each problem is re-made from the
+    file name, line, column and, where it is one of ours, the key; the rest is fixed text."""
+    try:
+        data, _ = read_yaml(path, str(path))
+    except NetgenInputError as exc:
+        lines = _text_lines(path)
+        raise NetgenInputError([_redacted(str(path), problem, lines) for problem in exc.problems]) from None
+    return data
+
+
+def _text_lines(path: Path) -> list[str]:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(MAX_FILE_BYTES).decode("utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def _redacted(display: str, problem: InputProblem, lines: list[str]) -> InputProblem:
+    if problem.line is None and _SAFE_FILE_PROBLEM.fullmatch(problem.message):
+        return InputProblem(display, "", problem.message, allowed=CREDENTIALS_SHAPE)
+    if problem.path in CREDENTIAL_KEYS and problem.message.startswith("duplicate key"):
+        return InputProblem(display, problem.path, "duplicate key", problem.line, problem.column,
+                            allowed="each key once")
+    key = problem.path if problem.path in CREDENTIAL_KEYS else _key_above(lines, problem.line)
+    return InputProblem(display, key, "not valid YAML (a credentials file's values are never shown: check the"
+                        " quoting of this value)", problem.line, problem.column, allowed=CREDENTIALS_SHAPE)
+
+
+def _key_above(lines: list[str], line: int | None) -> str:
+    """The credentials key whose value holds `line` (1-based): the nearest unindented line at or
+    above it, if that line starts with one of our keys; else "" (never any other text of the file)."""
+    if line is None:
+        return ""
+    for text in reversed(lines[: max(line, 0)]):
+        if not text.strip() or text.lstrip().startswith("#") or text[:1] in " \t":
+            continue
+        match = _KEY_LINE.match(text)
+        return match.group(1) if match else ""
+    return ""
 
 
 def device_access(deploy: DeployFile, device: Device) -> tuple[str, int]:

@@ -54,6 +54,12 @@ AsicFamily = Literal[
 ]
 
 
+MAX_CAGES = 2304  # front-panel cages of the largest chassis netgen models (PlatformModel.port_count)
+MAX_LANES_PER_CAGE = 16
+# A SerDes lane number as SONiC's port_config.ini writes it (real platforms stay in the low thousands).
+Lane = Annotated[int, Field(ge=0, le=65_535)]
+
+
 class Linecards(IntentModel):
     """Slot layout of a modular chassis (EOS names its ports Ethernet<slot>/<port>/<lane>)."""
 
@@ -76,7 +82,8 @@ class HeadroomFormula(IntentModel):
     """
 
     fixed_bytes: int = Field(ge=0, le=10_000_000, description="Constant bytes added to every xoff.")
-    cell_occupancy: float = Field(gt=0, le=16, description="Buffer bytes used per byte received (cell waste).")
+    cell_occupancy: float = Field(gt=0, le=16, allow_inf_nan=False,
+                                  description="Buffer bytes used per byte received (cell waste).")
     response_ns: int = Field(ge=0, le=1_000_000, description="Peer response plus MAC/PHY/FEC delay, ns.")
     propagation_m_per_s: int = Field(
         default=198_000_000, ge=100_000_000, le=300_000_000,
@@ -204,7 +211,7 @@ class SonicPort(IntentModel):
     """A SKU port outside the cage layout (e.g. the two SFP ports Ethernet512/513), from port_config.ini."""
 
     name: SafeName = Field(description="SONiC port name.")
-    lanes: list[int] = Field(min_length=1, description="Physical lanes.")
+    lanes: list[Lane] = Field(min_length=1, max_length=MAX_LANES_PER_CAGE, description="Physical lanes.")
     alias: SafeName = Field(description="Front-panel alias.")
     index: int = Field(ge=1, le=65_535, description="Front-panel index.")
     speed: Speed = Field(description="Speed.")
@@ -260,22 +267,24 @@ class PlatformModel(IntentModel):
         description="NOS release or feature level the capabilities below were checked against."
     )
     asic_family: AsicFamily = Field(description="Forwarding ASIC family; selects xgs vs sand behaviour.")
-    port_count: int = Field(ge=1, le=2304, description="Front-panel cages (line cards x ports for a chassis).")
+    port_count: int = Field(ge=1, le=MAX_CAGES, description="Front-panel cages (line cards x ports for a chassis).")
     port_speed: Speed = Field(description="Native speed of one cage with no breakout.")
-    lanes_per_port: int = Field(ge=1, le=16, description="SerDes lanes per cage.")
+    lanes_per_port: int = Field(ge=1, le=MAX_LANES_PER_CAGE, description="SerDes lanes per cage.")
     breakout_speeds: list[Speed] = Field(
         default_factory=list,
         description="Lower speeds a cage can be split into (e.g. 400G on an 800G cage = 2x400G).",
     )
     port_naming: PortNaming = Field(description="How port names are formed.")
     linecards: Linecards | None = Field(default=None, description="Slot layout; required for eos-modular.")
-    lanes: list[list[int]] | None = Field(
+    lanes: list[Annotated[list[Lane], Field(max_length=MAX_LANES_PER_CAGE)]] | None = Field(
         default=None,
+        max_length=MAX_CAGES,
         description="SONiC lane map: lanes[i] are the physical lanes of cage i. Omitted = sequential from 0.",
     )
     ports_per_buffer_domain: int | None = Field(
         default=None,
         ge=1,
+        le=MAX_CAGES,
         description="Cages served by one ASIC buffer (chassis line cards); omitted = all cages share it.",
     )
     queues: int = Field(default=8, ge=1, le=16, description="Unicast egress queues per port.")

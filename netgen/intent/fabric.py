@@ -11,9 +11,9 @@ where it did not and netgen borrows a documented vendor default, [netgen] where 
 from __future__ import annotations
 
 from ipaddress import IPv4Network, IPv6Network
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
 from netgen.intent.types import (
     FILE_PATH_PATTERN,
@@ -28,29 +28,50 @@ from netgen.intent.types import (
 
 PRIVATE_ASN_4BYTE = (4_200_000_000, 4_294_967_294)  # RFC 6996
 PRIVATE_ASN_2BYTE = (64_512, 65_534)
+MAX_ASN_NUMBER = 4_294_967_295  # a 4-byte ASN field holds 0..2^32-1; NG211 says which of those are usable
+# Logical ports one switch can have: 2304 cages (PlatformModel.port_count) x at most a 16-way breakout.
+MAX_LOGICAL_PORTS = 2304 * 16
 
 Dscp = Annotated[int, Field(ge=0, le=63)]
+AsnNumber = Annotated[int, Field(ge=0, le=MAX_ASN_NUMBER)]
 TierName = Literal["rtsw", "ctsw", "atsw"]
 ALL_TIERS: tuple[TierName, ...] = ("rtsw", "ctsw", "atsw")
 DscpList = list[Dscp]
+DSCP_VALUES = 64  # a DSCP list never needs more entries, nor a QoS policy more classes
 
 
 def _dscp_list(description: str, default: list[int]) -> list[int]:
-    return Field(default_factory=lambda: list(default), min_length=1, description=description)
+    return Field(default_factory=lambda: list(default), min_length=1, max_length=DSCP_VALUES, description=description)
 
 
 # --- addressing -----------------------------------------------------------------------------------
+# The longest prefix text is 49 characters ('ffff:...:ffff:255.255.255.255/128'). Longer text is refused
+# before the address parser sees it: its messages quote the whole input.
+MAX_PREFIX_TEXT = 64
+
+
+def _prefix_text(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > MAX_PREFIX_TEXT:
+        raise ValueError(f"not a prefix: longer than {MAX_PREFIX_TEXT} characters")
+    return value
+
+
+IPv4Prefix = Annotated[IPv4Network, BeforeValidator(_prefix_text)]
+IPv6Prefix = Annotated[IPv6Network, BeforeValidator(_prefix_text)]
+AnyPrefix = Annotated[IPv4Network | IPv6Network, BeforeValidator(_prefix_text)]
+
+
 class AddressPools(IntentModel):
     """Backend address pools. Each pool is cut into fixed-size slots: slot 0 for the ATSW layer,
     slot N for zone N. Inside a slot, positions are fixed by rack/switch number, so adding a rack
     or a zone never moves an existing address."""
 
-    loopback_ipv4: IPv4Network = Field(description="Router loopbacks (/32 each).")
-    p2p_ipv4: IPv4Network = Field(description="Point-to-point fabric links (/31 each).")
-    host_ipv4: IPv4Network = Field(description="Host-facing NIC subnets (one per rack/RTSW).")
-    loopback_ipv6: IPv6Network | None = Field(default=None, description="Optional IPv6 loopbacks (/128).")
-    p2p_ipv6: IPv6Network | None = Field(default=None, description="Optional IPv6 fabric links (/127).")
-    host_ipv6: IPv6Network | None = Field(default=None, description="Optional IPv6 NIC subnets (/64 per rack).")
+    loopback_ipv4: IPv4Prefix = Field(description="Router loopbacks (/32 each).")
+    p2p_ipv4: IPv4Prefix = Field(description="Point-to-point fabric links (/31 each).")
+    host_ipv4: IPv4Prefix = Field(description="Host-facing NIC subnets (one per rack/RTSW).")
+    loopback_ipv6: IPv6Prefix | None = Field(default=None, description="Optional IPv6 loopbacks (/128).")
+    p2p_ipv6: IPv6Prefix | None = Field(default=None, description="Optional IPv6 fabric links (/127).")
+    host_ipv6: IPv6Prefix | None = Field(default=None, description="Optional IPv6 NIC subnets (/64 per rack).")
     max_zones: int = Field(
         default=15,
         ge=1,
@@ -78,10 +99,12 @@ class AsnPlan(IntentModel):
         description="RTSW of zone Z, rack R uses rtsw_base + Z * rtsw_zone_stride + R.",
     )
     rtsw_zone_stride: int = Field(
-        default=10_000, ge=1, description="ASN distance between zones' RTSW ranges (max racks per zone)."
+        default=10_000, ge=1, le=4_294_967_294,
+        description="ASN distance between zones' RTSW ranges (max racks per zone).",
     )
-    overrides: dict[SafeName, int] = Field(
-        default_factory=dict, description="Per-device ASN overrides: device name -> ASN."
+    overrides: dict[SafeName, AsnNumber] = Field(
+        default_factory=dict,
+        description="Per-device ASN overrides: device name -> ASN (0..4294967295; NG211 flags the reserved ones).",
     )
 
 
@@ -165,11 +188,13 @@ class Aggregation(IntentModel):
         default=0.05,
         ge=0,
         le=1,
+        allow_inf_nan=False,
         description="Relative deviation allowed between derived and declared oversubscription.",
     )
     ports_per_zone: int | None = Field(
         default=None,
         ge=1,
+        le=MAX_LOGICAL_PORTS,
         description="ATSW ports reserved per zone slot (zone N starts at (N-1) x this). Omitted = the"
         " largest zone's need; pin it if bigger zones may be added later, so ports never move.",
     )
@@ -212,7 +237,7 @@ class TrafficClassSpec(IntentModel):
     """A lossy class scheduled by DWRR."""
 
     name: SafeName = Field(description="Class name.")
-    dscp: DscpList = Field(min_length=1, description="DSCP values of this class.")
+    dscp: DscpList = Field(min_length=1, max_length=DSCP_VALUES, description="DSCP values of this class.")
     traffic_class: int = Field(ge=0, le=7, description="Traffic class.")
     queue: int = Field(ge=0, le=15, description="Egress queue.")
     weight: int = Field(ge=1, le=100, description="DWRR weight (percent).")
@@ -264,7 +289,7 @@ class Qos(IntentModel):
     lossless: LosslessClass = Field(default_factory=LosslessClass, description="The RoCE lossless class.")
     cts: CtsClass = Field(default_factory=CtsClass, description="The strict-priority CTS class.")
     classes: list[TrafficClassSpec] = Field(
-        default_factory=_default_classes, description="Other (lossy, DWRR) classes."
+        default_factory=_default_classes, max_length=DSCP_VALUES, description="Other (lossy, DWRR) classes."
     )
     default_traffic_class: int = Field(
         default=0, ge=0, le=7, description="Traffic class of every DSCP no class lists."
@@ -357,12 +382,12 @@ class Fabric(IntentModel):
     )
     mtu: int = Field(default=9100, ge=1500, le=9216, description="Fabric port MTU. [industry: SONiC 9100]")
     addressing: AddressPools = Field(description="Address pools.")
-    frontend_prefixes: list[IPv4Network | IPv6Network] = Field(
+    frontend_prefixes: list[AnyPrefix] = Field(
         default_factory=list, description="Frontend (FE) prefixes the backend must never overlap."
     )
     asn: AsnPlan = Field(default_factory=AsnPlan, description="ASN plan.")
     bgp: BgpOptions = Field(default_factory=BgpOptions, description="BGP session options.")
-    zones: list[Zone] = Field(min_length=1, description="AI Zones.")
+    zones: list[Zone] = Field(min_length=1, max_length=255, description="AI Zones (ids 1..255, each once).")
     aggregation: Aggregation | None = Field(default=None, description="Optional ATSW layer.")
     qos: Qos = Field(default_factory=Qos, description="Traffic classes, PFC, ECN, PFC watchdog.")
     hashing: Hashing = Field(default_factory=Hashing, description="ECMP hashing.")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Annotated, Any
 
 from pydantic import (
@@ -20,6 +21,7 @@ from pydantic import (
     StringConstraints,
     WithJsonSchema,
 )
+from pydantic_core import PydanticCustomError
 
 
 class IntentModel(BaseModel):
@@ -77,12 +79,14 @@ def parse_speed(value: Any) -> int:
     if isinstance(value, int):
         gbps = value
     elif isinstance(value, str) and (m := _SPEED_RE.match(value)):
-        gbps = int(m.group(1))
+        digits = m.group(1).lstrip("0") or "0"
+        gbps = int(digits) if len(digits) <= 5 else -1  # -1: far too many digits to be a speed
     else:
         raise ValueError("expected a speed such as '400G'")
     if gbps not in VALID_SPEEDS_GBPS:
         allowed = ", ".join(f"{s}G" for s in VALID_SPEEDS_GBPS)
-        raise ValueError(f"unsupported speed {gbps}G; allowed: {allowed}")
+        shown = f" {gbps}G" if 0 <= gbps < 10**6 else ""
+        raise ValueError(f"unsupported speed{shown}; allowed: {allowed}")
     return gbps
 
 
@@ -95,7 +99,7 @@ Speed = Annotated[
 
 
 # --- byte sizes -----------------------------------------------------------------------------------
-_BYTES_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(B|KB|KiB|MB|MiB|GB|GiB)\s*$")
+_BYTES_RE = re.compile(r"^\s*([0-9]+)(?:\.([0-9]+))?\s*(B|KB|KiB|MB|MiB|GB|GiB)\s*$")
 _BYTE_UNITS = {
     "B": 1,
     "KB": 1000,
@@ -105,13 +109,31 @@ _BYTE_UNITS = {
     "GB": 1000**3,
     "GiB": 1024**3,
 }
+# The largest size any field takes: far above every switch buffer (the deepest Jericho ASICs carry
+# GBs of HBM), far below anything that could overflow a float or a device counter. Fractions of a
+# byte are dropped, so more than 9 decimals only ever spell the same size.
+MAX_BYTES = 1024**4
+MAX_BYTES_TEXT = "1024GiB"  # 1 TiB, in a unit the parser takes
+_MAX_BYTE_DECIMALS = 9
+_BYTES_FORM = (f"a size with an explicit unit (B, KB, KiB, MB, MiB, GB, GiB) from 0B to {MAX_BYTES_TEXT},"
+               " e.g. '150KB', '1.5MiB', '9216B'")
 
 
 def parse_bytes(value: Any) -> int:
-    """'1.5MiB' -> 1572864. A unit is mandatory: a bare number is ambiguous (bytes? cells? KB?)."""
+    """'1.5MiB' -> 1572864. A unit is mandatory: a bare number is ambiguous (bytes? cells? KB?).
+    Bounded here, where the size is typed: 0B .. 1024GiB (1 TiB), at most 9 decimals; the arithmetic is exact
+    (no float), so no spelling of a size can overflow or lose precision."""
     if isinstance(value, str) and (m := _BYTES_RE.match(value)):
-        return int(float(m.group(1)) * _BYTE_UNITS[m.group(2)])
-    raise ValueError("expected a size with an explicit unit, e.g. '150KB', '1.5MiB', '9216B'")
+        whole, fraction, unit = m.group(1).lstrip("0"), m.group(2) or "", m.group(3)
+        if len(fraction) > _MAX_BYTE_DECIMALS:
+            raise ValueError(f"at most {_MAX_BYTE_DECIMALS} decimals; expected {_BYTES_FORM}")
+        # a whole part longer than 1TiB's 13 digits is out of range without computing it
+        too_long = len(whole) > len(str(MAX_BYTES))
+        size = MAX_BYTES + 1 if too_long else int(Decimal(f"{whole or 0}.{fraction or 0}") * _BYTE_UNITS[unit])
+        if size > MAX_BYTES:
+            raise PydanticCustomError("less_than_equal", "size too large: at most {le}", {"le": MAX_BYTES_TEXT})
+        return size
+    raise ValueError(f"expected {_BYTES_FORM}")
 
 
 def format_bytes(value: int) -> str:
@@ -167,16 +189,33 @@ def _num(value: float) -> str:
 
 
 _RATIO_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*:\s*([0-9]+(?:\.[0-9]+)?)\s*$")
+# Each side of a declared ratio: positive, at most a million, at most 6 decimals (so at least
+# 0.000001). The factor DOWN/UP then stays within 1e-12 .. 1e12: finite, never a division by zero.
+MAX_RATIO_SIDE = 1_000_000
+_MAX_RATIO_DECIMALS = 6
+_RATIO_FORM = (f"a ratio 'UP:DOWN' of positive numbers, each at most {MAX_RATIO_SIDE:,} with at most"
+               f" {_MAX_RATIO_DECIMALS} decimals, e.g. '1:7' or '1:1'")
+
+
+def _ratio_side(text: str) -> float:
+    whole, _, fraction = text.partition(".")
+    if len(fraction) > _MAX_RATIO_DECIMALS:
+        raise ValueError(f"at most {_MAX_RATIO_DECIMALS} decimals on each side; expected {_RATIO_FORM}")
+    if len(whole.lstrip("0")) > len(str(MAX_RATIO_SIDE)) or float(text) > MAX_RATIO_SIDE:
+        raise PydanticCustomError("less_than_equal", "a side of the ratio is too large: at most {le} each",
+                                  {"le": f"{MAX_RATIO_SIDE:,}"})
+    side = float(text)
+    if side <= 0:
+        raise ValueError(f"each side must be more than 0; expected {_RATIO_FORM}")
+    return side
 
 
 def parse_ratio(value: Any) -> Ratio:
     if isinstance(value, Ratio):
         return value
     if isinstance(value, str) and (m := _RATIO_RE.match(value)):
-        up, down = float(m.group(1)), float(m.group(2))
-        if up > 0 and down > 0:
-            return Ratio(up, down)
-    raise ValueError("expected a ratio 'UP:DOWN' of positive numbers, e.g. '1:7' or '1:1'")
+        return Ratio(_ratio_side(m.group(1)), _ratio_side(m.group(2)))
+    raise ValueError(f"expected {_RATIO_FORM}")
 
 
 RatioStr = Annotated[
