@@ -24,6 +24,14 @@ META = ROOT / "inventory" / "meta-24k" / "fabric.yaml"
 _SMALL_DATA = yaml.safe_load(SMALL.read_text())
 
 
+@pytest.fixture(autouse=True)
+def state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Deploy journals of a test go to a fresh directory, never to ~/.local/state."""
+    folder = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("NETGEN_STATE_DIR", str(folder))
+    return folder
+
+
 @pytest.fixture
 def small_data() -> dict[str, Any]:
     """The small example fabric as a plain dict (YAML anchors already merged); safe to mutate."""

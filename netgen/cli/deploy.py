@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import secrets
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -43,7 +44,19 @@ from netgen.deploy.inventory import (
     make_nornir,
     nornir_inventory,
 )
-from netgen.deploy.pipeline import DeployOptions, DeviceOutcome, RolloutReport, Status, post_checks, run_rollout, select
+from netgen.deploy.journal import Journal, JournalError, default_path
+from netgen.deploy.journal import read as read_journal
+from netgen.deploy.pipeline import (
+    DeployOptions,
+    DeviceOutcome,
+    RolloutReport,
+    Status,
+    check_timeouts,
+    post_checks,
+    run_rollout,
+    select,
+)
+from netgen.deploy.recover import recover_change, recovered
 from netgen.deploy.rollout import Batch, plan_batches, violations
 from netgen.deploy.target import DeployTarget, TargetError, prepare_target
 from netgen.intent import NetgenInputError
@@ -102,14 +115,17 @@ def _push_options(command: Any) -> Any:
         click.option("--change-id", help="Names the EOS config sessions and SONiC checkpoints (default: a timestamp)."),
         click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
                      help="Write the full JSON report (with every diff) here."),
+        click.option("--journal", "journal_path", type=click.Path(dir_okay=False, path_type=Path),
+                     help="The change's journal (default: $NETGEN_STATE_DIR or ~/.local/state/netgen,"
+                          " deploy/<change id>.jsonl)."),
         json_option,
     ]):
         command = option(command)
     return command
 
 
-def _plan(target: DeployTarget, as_json: bool, dry_run: bool, params: dict[str, Any], verb: str = "deploy"
-          ) -> tuple[RolloutPolicy, list[Batch], DeployOptions]:
+def _plan(target: DeployTarget, as_json: bool, dry_run: bool, params: dict[str, Any], verb: str = "deploy",
+          resume: bool = False) -> tuple[RolloutPolicy, list[Batch], DeployOptions]:
     """The rollout policy (deploy.yaml with the command-line overrides), its batches and the options."""
     overrides = {key: params[option] for key, option in (
         ("workers", "workers"), ("rtsw_batch_size", "batch_size"), ("max_zone_share", "max_zone_share"),
@@ -118,16 +134,23 @@ def _plan(target: DeployTarget, as_json: bool, dry_run: bool, params: dict[str, 
     rollout = target.deploy.rollout
     try:
         policy = type(rollout).model_validate({**rollout.model_dump(), **overrides})
-        change = check_change_id(params.get("change_id") or time.strftime("%Y%m%d-%H%M%S"))
+        # a second and a random suffix: two runs in the same second never share a journal
+        change = check_change_id(params.get("change_id") or f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}")
     except (ValueError, DriverError) as exc:
         fail(str(exc).splitlines()[0] if isinstance(exc, DriverError) else f"bad rollout option: {exc}", as_json)
+    confirm_name = ("--confirm-timeout" if params.get("confirm_timeout") is not None
+                    else f"{target.fabric_file.parent / 'deploy.yaml'} rollout.confirm_timeout_s")
+    problem = check_timeouts(policy.confirm_timeout_s, params["post_check_timeout"], confirm_name=confirm_name)
+    if problem:
+        fail(problem, as_json)
     batches = plan_batches(target.ctx.topology, target.names, policy)
     problems = violations(batches, target.ctx.topology, policy)
     if problems:  # the planner's own rules, checked again: a bug if this ever fires
         fail("rollout plan breaks its policy: " + "; ".join(problems), as_json, EXIT_INTERNAL)
+    journal = None if dry_run else _journal(params.get("journal_path"), change, as_json, resume)
     options = DeployOptions(change_id=change, dry_run=dry_run, confirm_timeout_s=policy.confirm_timeout_s,
                             post_check_timeout_s=params["post_check_timeout"], max_failures=policy.max_failures,
-                            command_timeout_s=target.deploy.ssh.command_timeout_s)
+                            command_timeout_s=target.deploy.ssh.command_timeout_s, journal=journal)
     if not as_json:
         mode = " (dry run)" if dry_run else ""
         out.print(f"{verb}{mode} {change}: {len(target.names)} device(s) in {len(batches)} batch(es)"
@@ -135,18 +158,40 @@ def _plan(target: DeployTarget, as_json: bool, dry_run: bool, params: dict[str, 
     return policy, batches, options
 
 
-def _conclude(report: RolloutReport, report_path: Path | None, as_json: bool, extra: dict[str, Any] | None = None
-              ) -> None:
-    """Write the report, print it (or its JSON) and exit 0 only when every device is good."""
-    payload = {"exit_code": EXIT_OK if report.ok else EXIT_DESIGN, **report.as_dict(), **(extra or {})}
+def _journal(path: Path | None, change: str, as_json: bool, resume: bool) -> Journal:
+    """The change's journal; a change that has one already is finished with --resume or `netgen recover`."""
+    path = path or default_path(change)
+    if path.exists() and not resume:
+        fail(f"change {change} already has a journal at {path}: `netgen deploy --resume {change}` finishes it,"
+             f" `netgen recover --change-id {change}` rolls back what it left in flight; or give a new --change-id",
+             as_json)
+    try:
+        return Journal(path, change)
+    except JournalError as exc:
+        fail(str(exc), as_json)
+
+
+def _conclude(report: RolloutReport, report_path: Path | None, as_json: bool, extra: dict[str, Any] | None = None,
+              ok: bool | None = None) -> None:
+    """Print the report (or its JSON), write it, and exit 0 only when every device is good. A report
+    file that cannot be written is exit 2 naming the path and the reason, after the result was shown."""
+    good = report.ok if ok is None else ok
+    payload = {"exit_code": EXIT_OK if good else EXIT_DESIGN, **report.as_dict(), **(extra or {})}
+    problem = None
     if report_path is not None:
-        report_path.write_text(json.dumps(payload, indent=2) + "\n")
+        try:
+            report_path.write_text(json.dumps(payload, indent=2) + "\n")
+        except OSError as exc:
+            problem = f"cannot write the report to {report_path}: {exc.strerror or exc}"
+            payload = {**payload, "exit_code": EXIT_INPUT, "error": problem}
     if as_json:
         emit_json(payload)
     else:
         _print_report(report, report.dry_run)
-        if report_path is not None:
+        if report_path is not None and problem is None:
             out.print(f"report: {escape(str(report_path))}")
+    if problem:
+        err.print(f"[bold red]error[/]: {escape(problem)} (the result above stands)")
     sys.exit(payload["exit_code"])
 
 
@@ -154,18 +199,94 @@ def _conclude(report: RolloutReport, report_path: Path | None, as_json: bool, ex
 @fabric_argument
 @_access_options
 @click.option("--dry-run", is_flag=True, help="Pre-checks and diffs only; nothing is changed anywhere.")
+@click.option("--resume", metavar="CHANGE_ID",
+              help="Finish an interrupted deploy from its journal: roll back what it left in flight, then run"
+                   " the rollout again for the devices it planned.")
 @_push_options
 def deploy(fabric: str, limit: str | None, configs: Path | None, credentials: Path | None, known_hosts: Path | None,
-           insecure: bool, dry_run: bool, report_path: Path | None, as_json: bool, **params: Any) -> None:
+           insecure: bool, dry_run: bool, resume: str | None, report_path: Path | None, as_json: bool,
+           **params: Any) -> None:
     """Push the rendered configs: pre-checks, diff, commit with confirm, post-checks, confirm or roll
-    back; canary RTSW, canary CTSW, then failure-domain batches; stop at the first failed batch."""
+    back; canary RTSW, canary CTSW, then failure-domain batches; stop at the first failed batch.
+    Every status is read back from the device; every step is journaled first."""
+    view = None
+    if resume:
+        if params.get("change_id") not in (None, resume):
+            fail("--resume names the change: leave out --change-id", as_json)
+        if limit or dry_run:
+            fail("--resume takes the devices from the journal and pushes: leave out --limit and --dry-run", as_json)
+        path = params.get("journal_path") or default_path(resume)
+        view = _read_journal(path, as_json)
+        params["change_id"], limit = resume, ",".join(view.devices)
     target = _prepare(fabric, limit, configs, credentials, known_hosts, insecure, as_json)
-    policy, batches, options = _plan(target, as_json, dry_run, params)
+    policy, batches, options = _plan(target, as_json, dry_run, params, resume=view is not None)
     nr = make_nornir(nornir_inventory(target.ctx.topology, target.deploy, target.names, target.credentials,
                                       target.known_hosts), policy.workers)
+    if view is not None and view.in_flight():
+        with _progress_bar(len(view.in_flight()), not as_json) as tick:
+            recovery = recover_change(nr, target.ctx, view, target.files, options, confirm=False, progress=tick)
+        if not recovered(recovery, confirm=False):
+            recovery.stopped, recovery.stopped_reason = True, ("--resume: not every device the interrupted run left"
+                                                               " in flight could be rolled back; nothing else touched")
+            _conclude(recovery, report_path, as_json, ok=False)
     with _progress_bar(len(target.names), not as_json) as tick:
         report = run_rollout(nr, target.ctx, batches, target.files, options, progress=tick)
     _conclude(report, report_path, as_json)
+
+
+def _read_journal(path: Path, as_json: bool) -> Any:
+    if not path.is_file():
+        fail(f"no deploy journal at {path}: give the change id of an earlier `netgen deploy` (and --journal if it"
+             " used one)", as_json)
+    try:
+        return read_journal(path)
+    except JournalError as exc:
+        fail(str(exc), as_json)
+
+
+@cli.command()
+@fabric_argument
+@_access_options
+@click.option("--change-id", required=True, help="The interrupted change (its journal names the devices).")
+@click.option("--confirm", is_flag=True,
+              help="Confirm devices that run exactly the intended config, instead of rolling them back.")
+@click.option("--journal", "journal_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="The change's journal, if `netgen deploy --journal` put it elsewhere.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the JSON report here.")
+@json_option
+def recover(fabric: str, limit: str | None, configs: Path | None, credentials: Path | None, known_hosts: Path | None,
+            insecure: bool, workers: int | None, change_id: str, confirm: bool, journal_path: Path | None,
+            report_path: Path | None, as_json: bool) -> None:
+    """Finish what an interrupted `netgen deploy` left in flight, from its journal: roll each such
+    device back to its old config (or --confirm it), read back from the device."""
+    try:
+        change = check_change_id(change_id)
+    except DriverError as exc:
+        fail(str(exc), as_json)
+    path = journal_path or default_path(change)
+    view = _read_journal(path, as_json)
+    pending = [r.device for r in view.in_flight()]
+    if not pending:
+        report = RolloutReport(view.fabric or "", change, False, time.time(), finished=time.time())
+        if not as_json:
+            out.print(f"change {change}: nothing in flight in {escape(str(path))}")
+        _conclude(report, report_path, as_json)
+    target = _prepare(fabric, ",".join(pending), configs, credentials, known_hosts, insecure, as_json)
+    chosen = set(select(target.names, target.ctx.topology.devices, limit))  # --limit narrows it further
+    if not chosen:
+        fail(f"--limit {limit!r} matches none of the devices in flight: {', '.join(pending)}", as_json)
+    view.records = {n: r for n, r in view.records.items() if n in chosen}
+    try:
+        journal = Journal(path, change)
+    except JournalError as exc:
+        fail(str(exc), as_json)
+    options = DeployOptions(change_id=change, command_timeout_s=target.deploy.ssh.command_timeout_s, journal=journal)
+    nr = make_nornir(nornir_inventory(target.ctx.topology, target.deploy, target.names, target.credentials,
+                                      target.known_hosts), workers or target.deploy.rollout.workers)
+    with _progress_bar(len(view.in_flight()), not as_json) as tick:
+        report = recover_change(nr, target.ctx, view, target.files, options, confirm=confirm, progress=tick)
+    _conclude(report, report_path, as_json, ok=recovered(report, confirm))
 
 
 @cli.command()
@@ -225,7 +346,7 @@ def _print_report(report: RolloutReport, dry_run: bool) -> None:
         table.add_column(column)
     for outcome in report.devices.values():
         style = {"changed": "green", "rolled_back": "yellow", "failed": "red", "unconfirmed": "bold red",
-                 "not_touched": "dim"}.get(outcome.status.value, "")
+                 "diverged": "bold red", "not_touched": "dim"}.get(outcome.status.value, "")
         status = f"[{style}]{outcome.status.value}[/]" if style else outcome.status.value
         table.add_row(outcome.device, str(outcome.batch), status, str(outcome.changes),
                       escape((outcome.error or "")[:120]))
@@ -291,7 +412,7 @@ def check(fabric: str, limit: str | None, configs: Path | None, credentials: Pat
     sys.exit(code)
 
 
-__all__ = ["Status", "check", "deploy"]
+__all__ = ["Status", "check", "deploy", "recover"]
 
 
 @cli.command(name="ansible-inventory")

@@ -26,7 +26,8 @@ from pydantic import SecretStr, ValidationError
 
 from netgen.deploy.drivers.base import DriverError, check_change_id
 from netgen.deploy.inventory import Credentials, DeviceAccess, make_nornir, nornir_inventory
-from netgen.deploy.pipeline import GOOD, DeployOptions, DeviceOutcome, Status, run_rollout
+from netgen.deploy.journal import Journal, JournalError, default_path
+from netgen.deploy.pipeline import GOOD, DeployOptions, DeviceOutcome, Status, check_timeouts, run_rollout
 from netgen.deploy.rollout import Batch
 from netgen.deploy.target import DeployTarget, TargetError, load_context, prepare_target
 from netgen.intent import NetgenInputError
@@ -117,16 +118,26 @@ def _options(params: dict[str, Any], target: DeployTarget, change_id: str, check
             return f"confirm_timeout {timeout!r}: {reason} (seconds in the commit-confirm window)"
     post_check = params.get("post_check_timeout")
     post_check = 60.0 if post_check is None else float(post_check)
-    if not 0 < post_check <= 3600:
-        return f"post_check_timeout {post_check!r}: give seconds, more than 0 and at most 3600"
+    problem = check_timeouts(rollout.confirm_timeout_s, post_check, confirm_name="confirm_timeout",
+                             post_check_name="post_check_timeout")
+    if problem:
+        return problem
+    try:  # every module run of a change appends to the same journal, as `netgen deploy` writes it
+        journal = None if check_mode else Journal(default_path(change_id), change_id)
+    except JournalError as exc:
+        return str(exc)
     return DeployOptions(change_id=change_id, dry_run=check_mode, confirm_timeout_s=rollout.confirm_timeout_s,
-                         post_check_timeout_s=post_check, command_timeout_s=target.deploy.ssh.command_timeout_s)
+                         post_check_timeout_s=post_check, command_timeout_s=target.deploy.ssh.command_timeout_s,
+                         journal=journal)
 
 
 def result_of(outcome: DeviceOutcome, check_mode: bool) -> dict[str, Any]:
     """Ansible's view of an outcome: changed, failed, msg, the diff, and the outcome itself."""
-    # an unconfirmed commit may still be applied (EOS reverts only when its timer runs out)
-    changed = outcome.status in (Status.CHANGED, Status.UNCONFIRMED) or (check_mode and outcome.changes > 0)
+    # an unconfirmed or diverged device may still hold the change (EOS reverts only when its timer runs
+    # out): changed unless it was read back holding the old config
+    holds_old = (outcome.readback or {}).get("holds") == "old"
+    changed = (outcome.status is Status.CHANGED or (check_mode and outcome.changes > 0)
+               or (outcome.status in (Status.UNCONFIRMED, Status.DIVERGED) and not holds_old))
     result: dict[str, Any] = {
         "changed": changed, "status": outcome.status.value, "changes": outcome.changes,
         RESULT_KEY: outcome.as_dict(),

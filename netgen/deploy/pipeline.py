@@ -2,6 +2,13 @@
 back -> post-checks -> confirm or roll back; devices in failure-domain batches on Nornir's threaded
 runner; the first failed batch stops the rollout and nothing after it is touched.
 
+Every status past the commit is read back from the device (drivers.base.Readback), never inferred
+from the commands sent: a confirm is `changed` only when the device runs the new config, has it
+saved and has no revert pending; a rollback is `rolled_back` only when the device runs the old
+config again with nothing pending. Anything else is `diverged`, with what was seen. Each transition
+is journaled before it happens (journal.py), so an interrupted run can be finished by
+`netgen recover` / `netgen deploy --resume`.
+
 Every outcome lands in a report (JSON-serialisable) that says, per device, what changed, what
 rolled back, what was not touched, and when each commit window opened and closed.
 """
@@ -34,7 +41,8 @@ from netgen.deploy.checks import (
     VerifyNoPfcStorm,
     VerifyPfcEnabled,
 )
-from netgen.deploy.drivers.base import Driver, load_drivers
+from netgen.deploy.drivers.base import HOLDS_NEW, HOLDS_OLD, Driver, Readback, load_drivers
+from netgen.deploy.journal import ROLLOUT, Journal, State
 from netgen.deploy.rollout import Batch
 from netgen.platforms.routing import bgp_plan
 from netgen.topology.model import Device
@@ -48,6 +56,7 @@ class Status(StrEnum):
     ROLLED_BACK = "rolled_back"  # committed, post-checks failed, back on the old config
     FAILED = "failed"  # stopped before commit (pre-check, refused config): old config untouched
     UNCONFIRMED = "unconfirmed"  # committed but neither confirmed nor rolled back (connection lost)
+    DIVERGED = "diverged"  # read back after a step: the device holds what the step did not ask for
 
 
 GOOD = {Status.UNCHANGED, Status.DRY_RUN, Status.CHANGED}
@@ -66,6 +75,7 @@ class DeviceOutcome:
     diff: str = ""
     checks: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
+    readback: dict[str, Any] | None = None  # what the device was seen holding after the last step
     commit_started: float | None = None  # epoch seconds: the commit window
     commit_ended: float | None = None
     seconds: float = 0.0
@@ -87,6 +97,25 @@ class DeviceOutcome:
         return data
 
 
+CONFIRM_MARGIN_S = 30  # seconds the confirm window must leave after the post-checks for the confirm itself
+MAX_TIMEOUT_S = 3600
+
+
+def check_timeouts(confirm_timeout_s: float, post_check_timeout_s: float, *, confirm_name: str = "--confirm-timeout",
+                   post_check_name: str = "--post-check-timeout") -> str | None:
+    """Why these timeouts cannot work, naming the options; None when they can. The commit-confirm
+    window must cover the post-checks, or the device would revert a change the checks are about to
+    pass (and the confirm would then find it gone)."""
+    for name, value in ((confirm_name, confirm_timeout_s), (post_check_name, post_check_timeout_s)):
+        if not isinstance(value, (int, float)) or value != value or not 0 < value <= MAX_TIMEOUT_S:  # noqa: PLR0124
+            return f"{name} {value!r}: give seconds, more than 0 and at most {MAX_TIMEOUT_S}"
+    if confirm_timeout_s < post_check_timeout_s + CONFIRM_MARGIN_S:
+        return (f"{confirm_name} {confirm_timeout_s:g} s does not cover {post_check_name} {post_check_timeout_s:g} s"
+                f" plus {CONFIRM_MARGIN_S} s for the confirm: the device would roll back while the checks still run;"
+                f" give at least {post_check_timeout_s + CONFIRM_MARGIN_S:g} s")
+    return None
+
+
 @dataclass(frozen=True)
 class DeployOptions:
     change_id: str
@@ -95,6 +124,7 @@ class DeployOptions:
     post_check_timeout_s: float = 60.0
     max_failures: int = 0
     command_timeout_s: float = 120.0  # one command; a dropped session shows up as this timeout
+    journal: Journal | None = None  # None: not journaled (dry runs need none)
 
 
 def select(names: list[str], devices: Mapping[str, Device], limit: str | None) -> list[str]:
@@ -156,7 +186,15 @@ def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: Depl
                outcome: DeviceOutcome, recover: Callable[[], Driver] | None = None) -> DeviceOutcome:
     """One device through the whole pipeline; the outcome is filled in as stages pass."""
     started = time.monotonic()
+    journal = options.journal
     committed = False
+    before: str | None = None
+    after: str | None = None
+
+    def note(state: State, **data: Any) -> None:
+        if journal is not None and not options.dry_run:
+            journal.write(device.name, state, stage=outcome.stage, **data)
+
     try:
         outcome.enter("pre-check")
         driver.new_round()
@@ -164,6 +202,7 @@ def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: Depl
         outcome.checks += [r.as_dict() for r in results]
         if not all(r.ok for r in results):
             outcome.status, outcome.error = Status.FAILED, "pre-check failed: " + _failed_detail(results)
+            note(State.FAILED, reason=outcome.error)
             return outcome
         peers = driver.bgp_peers()
         up_before = tuple(sorted(p for p, state in peers.items() if state == "Established"))
@@ -173,15 +212,21 @@ def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: Depl
         outcome.enter("diff")
         staged = driver.stage()
         outcome.diff, outcome.changes = staged.text, staged.changes
+        before = staged.detail.get("before")
         if options.dry_run or staged.empty:
             driver.discard()
             outcome.status = Status.DRY_RUN if options.dry_run else Status.UNCHANGED
+            note(State.UNCHANGED)
             return outcome
+        note(State.STAGED, before=before, changes=staged.changes)
 
         outcome.enter("commit")
+        note(State.COMMITTING, confirm_timeout_s=options.confirm_timeout_s)
         outcome.commit_started = time.time()
         committed = True
         driver.commit(options.confirm_timeout_s)
+        after = driver.running_digest()
+        note(State.COMMITTED, after=after)
 
         outcome.enter("post-check")
         checks = post_checks(ctx, device, up_before, errors_before, widths_before)
@@ -195,36 +240,89 @@ def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: Depl
         outcome.checks += [r.as_dict() for r in results]
         if all(r.ok for r in results):
             outcome.enter("confirm")
+            note(State.CONFIRMING)
             driver.confirm()
-            outcome.status = Status.CHANGED
+            settle(outcome, driver.readback(before or "", after), confirmed=True)
         else:
             outcome.enter("rollback")
             outcome.error = "post-check failed: " + _failed_detail(results)
+            note(State.ROLLING_BACK, reason=outcome.error)
             driver.rollback()
-            outcome.status = Status.ROLLED_BACK
+            settle(outcome, driver.readback(before or "", after), confirmed=False)
+        note(State(outcome.status.value), **(outcome.readback or {}))
         outcome.commit_ended = time.time()
         return outcome
     except Exception as exc:  # netmiko raises many types (ReadTimeout, ConfigInvalidException, EOFError, ...)
         outcome.error = f"{outcome.stage}: {type(exc).__name__}: {exc}"[:800]
-        outcome.status = _recover(recover, outcome) if committed else Status.FAILED
         if committed:
+            # the post-checks passed before a confirm was cut short: finish it; roll back otherwise
+            _recover(recover, outcome, before or "", after, note, confirm=outcome.stage == "confirm")
             outcome.commit_ended = time.time()
+        else:
+            outcome.status = Status.FAILED
+            note(State.FAILED, reason=outcome.error)
         return outcome
     finally:
         outcome.enter(outcome.stage)  # close the last stage's timer
         outcome.seconds = round(time.monotonic() - started, 3)
 
 
-def _recover(recover: Callable[[], Driver] | None, outcome: DeviceOutcome) -> Status:
-    """After a failure past commit: reconnect and roll back, so the device ends on its old config."""
+def settle(outcome: DeviceOutcome, seen: Readback, *, confirmed: bool) -> None:
+    """The status a confirm or a rollback earned, from what the device was seen holding."""
+    outcome.readback = seen.as_dict()
+    if confirmed and seen.holds == HOLDS_NEW and seen.saved and not seen.pending:
+        outcome.status = Status.CHANGED
+        return
+    if not confirmed and seen.holds == HOLDS_OLD and not seen.pending:
+        outcome.status = Status.ROLLED_BACK
+        return
+    asked = "confirm" if confirmed else "roll back"
+    seen_text = f"asked to {asked}, the device was seen: {seen.detail}" + (f"; pending: {seen.pending}"
+                                                                            if seen.pending else "")
+    if seen.holds == HOLDS_NEW and seen.pending:
+        # still inside its commit-confirm window: the device reverts by itself unless confirmed
+        outcome.status = Status.UNCONFIRMED
+        seen_text += " (it reverts by itself when that runs out, unless `netgen recover --confirm`)"
+    else:
+        outcome.status = Status.DIVERGED
+    outcome.error = "; ".join(filter(None, [outcome.error, seen_text]))[:1200]
+
+
+def _recover(recover: Callable[[], Driver] | None, outcome: DeviceOutcome, before: str, after: str | None,
+             note: Callable[..., None], *, confirm: bool) -> None:
+    """After a failure past the commit: reconnect, read what the device holds, and finish the step
+    that was interrupted. A confirm that was under way (the post-checks had passed) is completed if
+    the device still runs the new config; anything else is rolled back. Unreachable: unconfirmed."""
     if recover is None:
-        return Status.UNCONFIRMED
+        outcome.status = Status.UNCONFIRMED
+        note(State.UNCONFIRMED, reason=outcome.error)
+        return
     try:
-        recover().rollback()
+        driver = recover()
     except Exception as exc:
-        outcome.error = f"{outcome.error}; rollback after reconnect failed: {type(exc).__name__}: {exc}"[:1200]
-        return Status.UNCONFIRMED
-    return Status.ROLLED_BACK
+        outcome.error = f"{outcome.error}; reconnect failed: {type(exc).__name__}: {exc}"[:1200]
+        outcome.status = Status.UNCONFIRMED
+        note(State.UNCONFIRMED, reason=outcome.error)
+        return
+    try:
+        seen = driver.readback(before, after)
+        if confirm and seen.holds == HOLDS_NEW:
+            note(State.CONFIRMING, reason="after a reconnect")
+            driver.confirm()
+            settle(outcome, driver.readback(before, after), confirmed=True)
+        else:
+            note(State.ROLLING_BACK, reason="after a reconnect: " + (outcome.error or ""))
+            driver.rollback()
+            settle(outcome, driver.readback(before, after), confirmed=False)
+    except Exception as exc:
+        outcome.error = f"{outcome.error}; recovery after reconnect failed: {type(exc).__name__}: {exc}"[:1200]
+        try:  # the device answers but refused: say what it holds
+            settle(outcome, driver.readback(before, after), confirmed=confirm)
+        except Exception:
+            outcome.status = Status.UNCONFIRMED
+            note(State.UNCONFIRMED, reason=outcome.error)
+            return
+    note(State(outcome.status.value), **(outcome.readback or {}))
 
 
 @dataclass
@@ -267,6 +365,11 @@ def run_rollout(nr: Nornir, ctx: DesignContext, batches: list[Batch], files: Map
         for name in batch.devices:
             device = ctx.topology.devices[name]
             report.devices[name] = DeviceOutcome(name, device.role.value, device.zone, device.nos, batch.index)
+    if options.journal is not None and not options.dry_run:
+        options.journal.write(None, ROLLOUT, fabric=ctx.fabric.name, devices=list(report.devices),
+                              confirm_timeout_s=options.confirm_timeout_s)
+        for name in report.devices:
+            options.journal.write(name, State.PLANNED)
     lock = threading.Lock()
 
     def task(task: Task) -> Result:
@@ -287,6 +390,8 @@ def run_rollout(nr: Nornir, ctx: DesignContext, batches: list[Batch], files: Map
             driver = connect()
         except Exception as exc:
             outcome.status, outcome.error = Status.FAILED, f"connect: {type(exc).__name__}: {exc}"[:800]
+            if options.journal is not None and not options.dry_run:
+                options.journal.write(name, State.FAILED, stage="connect", reason=outcome.error)
         else:
             deploy_one(driver, ctx, device, options, outcome, reconnect)
         finally:
@@ -318,5 +423,5 @@ def run_rollout(nr: Nornir, ctx: DesignContext, batches: list[Batch], files: Map
     return report
 
 
-__all__ = ["DeployOptions", "DeviceOutcome", "Outcome", "RolloutReport", "Status", "deploy_one", "run_rollout",
-           "select"]
+__all__ = ["DeployOptions", "DeviceOutcome", "Outcome", "ProgressHook", "RolloutReport", "Status", "check_timeouts",
+           "deploy_one", "run_rollout", "select", "settle"]

@@ -89,7 +89,7 @@ DEVICE_OWNED: dict[str, tuple[str, ...]] = {"DEVICE_METADATA": ("mac", "platform
 ASIC_BY_VENDOR = {"Arista": "broadcom", "Mellanox": "mellanox", "Nvidia": "mellanox", "Dell": "broadcom",
                   "Celestica": "broadcom"}
 FAULTS = (sonic_shim.FAULT_APPLY_FAIL_AFTER, sonic_shim.FAULT_PFC_STORM, sonic_shim.FAULT_DROP_BEFORE_APPLY,
-          sonic_shim.FAULT_DROP_AFTER_APPLY, sonic_shim.FAULT_SLOW)
+          sonic_shim.FAULT_DROP_AFTER_APPLY, sonic_shim.FAULT_SLOW, sonic_shim.FAULT_DROP_AFTER_FRR_RELOAD)
 EMULATED_VERSION = "netgen-lab-emulated"  # build_version in /etc/sonic/sonic_version.yml
 
 # sshd listeners this process started, kept to reap them (and to keep Popen from warning).
@@ -404,7 +404,10 @@ def _write_shim_bin(folder: Path) -> None:
         " esac; done\n"
         "shift\n"
         '[ $# -gt 0 ] || { echo "usage: docker exec CONTAINER COMMAND [ARGS...]" >&2; exit 1; }\n'
-        'exec "$@"\n')
+        '"$@"\nrc=$?\n'
+        f'PYTHONPATH="{source}${{PYTHONPATH:+:$PYTHONPATH}}" "{sys.executable}" -m netgen.lab.sonic_shim drop-if'
+        f" {sonic_shim.FAULT_DROP_AFTER_FRR_RELOAD}\n"
+        "exit $rc\n")
     for path in folder.iterdir():
         path.chmod(0o755)
 
@@ -418,7 +421,8 @@ def inject_fault(backend: NetnsBackend, node: str, fault: str, value: str = "") 
     """Arm a fault on a SONiC node: `apply-fail-after` (value N: the next config change command
     fails after writing N changes), `pfc-storm` (value: queue names, one a line),
     `drop-before-apply` / `drop-after-apply` (the SSH session dies before / after the next change
-    is applied; one-shot), `slow` (value: seconds every command waits)."""
+    is applied; one-shot), `slow` (value: seconds every command waits), `drop-after-frr-reload`
+    (the session dies after the next `docker exec` command, i.e. an FRR reload; one-shot)."""
     if fault not in FAULTS:
         raise LabError(f"unknown fault {fault!r}; choose from {', '.join(FAULTS)}")
     folder = node_sonic_dir(backend, node) / sonic_shim.FAULTS_DIR
@@ -708,6 +712,8 @@ def stop_management(backend: NetnsBackend) -> ManagementReport:
             namespaces.add(os.stat(f"/run/netns/{info['namespace']}").st_ino)
     sessions = _descendants(listeners, _parents())
     sessions |= {pid for pid in pids if _exe(pid) == str(SSHD) and _netns_inode(pid) in namespaces}
+    # revert timers (the systemd-run stand-in) outlive their session by design: theirs too
+    sessions |= {pid for pid in pids if _netns_inode(pid) in namespaces and b"netgen.lab.sonic_shim" in _cmdline(pid)}
     sessions -= listeners
     for group in (sessions, listeners):
         living = {pid for pid in group if process_alive(pid)}

@@ -43,6 +43,13 @@ Faults for tests, as flag files under `/etc/sonic/faults/` (the host side writes
   SSH session (the login shell) before / after writing its changes: a dropped connection
   (one-shot).
 * `slow` holding seconds: every command waits that long first (a slow control plane).
+* `drop-after-frr-reload`: the next `docker exec bgp ...` (frr-reload.py) runs, then the SSH
+  session dies (one-shot).
+
+Also emulated: transient timers, as `systemd-run --on-active=SECONDS --unit=NAME COMMAND...` makes
+them on a SONiC box (systemd-run(1)), with `systemctl stop|is-active NAME.timer`: a detached
+process in the node sleeps until the timer is due, then runs the command, unless it was stopped.
+State: `/etc/sonic/timers/NAME.timer.json`. No systemd runs in a lab node.
 """
 
 from __future__ import annotations
@@ -77,7 +84,9 @@ FAULT_DROP_AFTER_APPLY = "drop-after-apply"  # one-shot: ... after the change is
 FAULT_SLOW = "slow"  # seconds every command waits before it runs (a slow control plane)
 DEVICE_FILE = "netgen_lab.json"  # per-node facts written by endpoints.py (rdma_hash, serial, asic)
 SCOPE = "localhost"  # GCU's name for the host namespace on a single-ASIC box
-PROGRAMS = ("config", "show", "pfc", "pfcwd", "sonic-cfggen")
+PROGRAMS = ("config", "show", "pfc", "pfcwd", "sonic-cfggen", "systemd-run", "systemctl")
+TIMERS_DIR = "timers"  # transient timers of the systemd-run stand-in: <unit>.timer.json
+FAULT_DROP_AFTER_FRR_RELOAD = "drop-after-frr-reload"  # one-shot: checked by the `docker exec` stand-in
 # GCU's validate_field_operation: removals it refuses whatever YANG says.
 ILLEGAL_REMOVALS = ("/PFC_WD/GLOBAL/POLL_INTERVAL", "/PFC_WD/GLOBAL", "/LOOPBACK_INTERFACE/Loopback0")
 ADDRESS_TABLES = ("INTERFACE", "LOOPBACK_INTERFACE", "VLAN_INTERFACE")
@@ -827,6 +836,88 @@ def cmd_pfcwd(args: list[str]) -> int:
     return 0
 
 
+def _timer_path(unit: str) -> Path:
+    name = unit if unit.endswith(".timer") else f"{unit}.timer"
+    if not re.fullmatch(r"[A-Za-z0-9:_.@-]+\.timer", name):
+        raise UsageError(f"invalid unit name {unit!r}", "systemctl [OPTIONS] COMMAND UNIT")
+    return etc() / TIMERS_DIR / f"{name}.json"
+
+
+def cmd_systemd_run(args: list[str]) -> int:
+    """`systemd-run --on-active=SECONDS --unit=NAME [--description=TEXT] COMMAND [ARGS...]`."""
+    usage = "systemd-run --on-active=SECONDS --unit=NAME [--description=TEXT] COMMAND [ARGS...]"
+    options: dict[str, str] = {}
+    rest = list(args)
+    while rest and rest[0].startswith("--"):
+        key, sep, value = rest.pop(0)[2:].partition("=")
+        if not sep:
+            if not rest:
+                raise UsageError(f"--{key} needs a value", usage)
+            value = rest.pop(0)
+        options[key] = value
+    unknown = set(options) - {"on-active", "unit", "description"}
+    if unknown or "on-active" not in options or "unit" not in options or not rest:
+        raise UsageError(f"netgen lab: only {usage} is emulated", usage)
+    seconds = float(options["on-active"].removesuffix("s"))
+    path = _timer_path(options["unit"])
+    if path.exists():
+        print(f"Failed to start transient timer unit: Unit {path.stem} was already loaded.", file=sys.stderr)
+        return 1
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json(path, {"fires_at": time.time() + seconds, "command": rest, "pid": None})
+    sleeper = subprocess.Popen([sys.executable, "-m", "netgen.lab.sonic_shim", "timer-fire", path.stem],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True, env=os.environ.copy())
+    write_json(path, {**read_json(path), "pid": sleeper.pid})
+    unit = path.stem.removesuffix(".timer")
+    print(f"Running timer as unit: {unit}.timer\nWill run service as unit: {unit}.service")
+    return 0
+
+
+def cmd_timer_fire(args: list[str]) -> int:
+    """The detached sleeper behind one timer: run its command when due, unless it was stopped."""
+    path = _timer_path(args[0])
+    with contextlib.suppress(OSError, ValueError, KeyError):
+        time.sleep(max(0.0, float(read_json(path)["fires_at"]) - time.time()))
+        state = read_json(path)
+        if state.get("pid") == os.getpid():
+            path.unlink()
+            log = etc() / TIMERS_DIR / f"{path.stem}.log"
+            with log.open("w") as output:
+                subprocess.run(state["command"], stdout=output, stderr=subprocess.STDOUT, check=False)
+    return 0
+
+
+def cmd_systemctl(args: list[str]) -> int:
+    """`systemctl stop NAME.timer` / `systemctl is-active NAME.timer` for the timers above."""
+    usage = "systemctl stop|is-active UNIT.timer"
+    if len(args) != 2 or args[0] not in ("stop", "is-active"):
+        raise UsageError(f"netgen lab: only {usage} is emulated", usage)
+    path = _timer_path(args[1])
+    try:
+        state = read_json(path)
+    except (OSError, ValueError):
+        state = None
+    if args[0] == "is-active":
+        print("active" if state else "inactive")
+        return 0 if state else 3
+    if state is None:
+        print(f"Failed to stop {path.stem}: Unit {path.stem} not loaded.", file=sys.stderr)
+        return 5
+    path.unlink(missing_ok=True)
+    with contextlib.suppress(ProcessLookupError, TypeError, ValueError):
+        os.kill(int(state["pid"]), signal.SIGTERM)
+    return 0
+
+
+def cmd_drop_if(args: list[str]) -> int:
+    """`drop-if FAULT`: the connection-drop fault of that name, if armed (for the shell stand-ins)."""
+    if len(args) != 1:
+        raise UsageError("one fault name", "drop-if FAULT")
+    _drop_if(args[0])
+    return 0
+
+
 def cmd_sonic_cfggen(args: list[str]) -> int:
     if "-d" in args and "--print-data" in args:
         print(json.dumps(load_running(), indent=4, sort_keys=True))
@@ -836,6 +927,8 @@ def cmd_sonic_cfggen(args: list[str]) -> int:
 
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "config": cmd_config, "show": cmd_show, "pfc": cmd_pfc, "pfcwd": cmd_pfcwd, "sonic-cfggen": cmd_sonic_cfggen,
+    "systemd-run": cmd_systemd_run, "systemctl": cmd_systemctl, "timer-fire": cmd_timer_fire,
+    "drop-if": cmd_drop_if,  # the `docker exec` stand-in's fault hook
 }
 
 

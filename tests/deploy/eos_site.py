@@ -74,7 +74,7 @@ def make_site(tmp_path: Path, source: Path, names: list[str] | None, converged: 
     deploy = {"management": {"devices": {n: {"host": fleet.endpoint(n)[0], "port": fleet.endpoint(n)[1]}
                                          for n in names}},
               "ssh": {"known_hosts": str(fleet.known_hosts_path), "command_timeout_s": 5},
-              "rollout": {"workers": 20, "confirm_timeout_s": 60}}
+              "rollout": {"workers": 20, "confirm_timeout_s": 120}}
     (folder / "deploy.yaml").write_text(yaml.safe_dump(deploy))
     monkeypatch.setenv("NETGEN_USERNAME", fleet.username)
     monkeypatch.setenv("NETGEN_PASSWORD", fleet.password)

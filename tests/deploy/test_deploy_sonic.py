@@ -20,9 +20,11 @@ import yaml
 from netmiko import ConnectHandler
 
 from netgen.checks import DesignContext
+from netgen.deploy.drivers.base import load_drivers
+from netgen.deploy.drivers.sonic import frr_digest
 from netgen.intent import load_fabric
 from netgen.lab import endpoints
-from netgen.lab.adapters import lab_inputs
+from netgen.lab.adapters import lab_inputs, rendered_files
 from netgen.lab.netns import NetnsBackend
 from netgen.lab.netns import prerequisites as lab_prerequisites
 from netgen.lab.plan import SliceRequest
@@ -236,6 +238,68 @@ def test_5c_ansible_rollout_check_mode_then_apply_then_no_change(site):
         assert "netgen-" not in site.ssh(node, "config list-checkpoints")
     code, report = rollout()
     assert code == 0 and report["counts"] == {"unchanged": 2} and not report["ansible"]["stats"].get("changed")
+
+
+def _frr_running(site: Site, node: str) -> str:
+    return frr_digest(site.ssh(node, "vtysh -c 'show running-config'"))
+
+
+def _leftovers(site: Site, node: str) -> str:
+    # a timer's output log is the emulated systemd journal's, not something netgen left
+    return site.ssh(node, "ls /etc/sonic/frr /etc/sonic/timers /etc/sonic 2>/dev/null"
+                          " | grep netgen- | grep -v '[.]log$' || true")
+
+
+def test_5d_a_drop_after_the_frr_reload_rolls_back_config_db_and_frr(site):
+    """The connection dies right after the new FRR config was loaded; the driver rebuilt after the
+    reconnect knows nothing of the staged change, yet the device must end on its old CONFIG_DB, its
+    old FRR running config and its old frr.conf, with no revert timer left (all read back here)."""
+    node = "z01-rtsw001"
+    site.edit({"asn.ctsw_base": 4200000000, "bgp.keepalive_s": 4, "bgp.hold_s": 12, "qos.lossless.weight": 40,
+               "qos.classes.0.weight": 60})
+    old_db, old_disk, old_frr = site.running(node), site.frr(node), _frr_running(site, node)
+    endpoints.inject_fault(site.lab, node, "drop-after-frr-reload")
+    try:
+        result = run_cli("deploy", str(site.fabric), "--limit", node, "--json")
+        report = json.loads(result.stdout)
+    finally:
+        endpoints.clear_faults(site.lab, node)
+    outcome = report["devices"][node]
+    assert result.exit_code == 1 and outcome["status"] == "rolled_back", outcome["error"]
+    assert outcome["readback"]["holds"] == "old" and outcome["readback"]["pending"] == ""
+    assert site.running(node) == old_db and site.frr(node) == old_disk and _frr_running(site, node) == old_frr
+    assert site.ssh(node, "systemctl is-active netgen-revert-" + report["change_id"] + ".timer") == "inactive"
+    assert _leftovers(site, node) == ""
+
+
+def test_5e_an_unconfirmed_change_reverts_by_itself(site):
+    """No confirm ever comes (the controller is gone): the revert timer armed with the commit brings
+    CONFIG_DB, FRR and frr.conf back on its own, as EOS's commit timer does."""
+    node = "z01-rtsw001"
+    site.edit({"asn.ctsw_base": 4200000000, "bgp.keepalive_s": 5, "bgp.hold_s": 15, "qos.lossless.weight": 35,
+               "qos.classes.0.weight": 65})
+    loaded = load_fabric(site.fabric)
+    ctx = DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog))
+    device = ctx.topology.devices[node]
+    files = rendered_files(ctx, [device], None)[node]
+    old_db, old_disk, old_frr = site.running(node), site.frr(node), _frr_running(site, node)
+    conn = ConnectHandler(**site.eps[node].netmiko(conn_timeout=15))
+    try:
+        driver = load_drivers()["sonic"](conn, device, files, "revert-test", 30.0)
+        driver.stage()
+        driver.commit(6)
+    finally:
+        conn.disconnect()  # nobody will confirm
+    assert site.running(node)["SCHEDULER"]["scheduler.roce"]["weight"] == "35"
+    assert _frr_running(site, node) != old_frr and site.frr(node) == old_disk  # nothing persistent yet
+    assert site.ssh(node, "systemctl is-active netgen-revert-revert-test.timer") == "active"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and site.ssh(node, "systemctl is-active netgen-revert-revert-test.timer") \
+            == "active":
+        time.sleep(0.5)
+    time.sleep(1)  # the revert script itself takes a moment once the timer fired
+    assert site.running(node) == old_db and site.frr(node) == old_disk and _frr_running(site, node) == old_frr
+    assert "netgen-" not in site.ssh(node, "config list-checkpoints") and _leftovers(site, node) == ""
 
 
 def test_6_lab_up_ssh_gives_a_site_that_netgen_deploy_uses_as_is(monkeypatch):

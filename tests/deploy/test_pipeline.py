@@ -8,7 +8,7 @@ import itertools
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from nornir.core.plugins.connections import ConnectionPluginRegister
@@ -16,9 +16,11 @@ from nornir.core.plugins.connections import ConnectionPluginRegister
 from netgen.checks import DesignContext
 from netgen.deploy import pipeline
 from netgen.deploy.checks import Facts
-from netgen.deploy.drivers.base import DriverError, StagedChange
+from netgen.deploy.drivers.base import DriverError, Readback, StagedChange
 from netgen.deploy.inventory import Credentials, DeployFile, RolloutPolicy, make_nornir, nornir_inventory
-from netgen.deploy.pipeline import DeployOptions, DeviceOutcome, Status, deploy_one, run_rollout, select
+from netgen.deploy.journal import Journal
+from netgen.deploy.journal import read as read_journal
+from netgen.deploy.pipeline import DeployOptions, DeviceOutcome, Status, check_timeouts, deploy_one, run_rollout, select
 from netgen.deploy.rollout import plan_batches
 from netgen.intent import load_fabric
 from netgen.platforms.routing import bgp_plan
@@ -33,24 +35,29 @@ CTX = DesignContext(LOADED.fabric, LOADED.catalog, expand(LOADED.fabric, LOADED.
 
 @dataclass
 class FakeSwitch:
-    """What a device holds: its running config, and scripted faults."""
+    """What a device holds: its running and saved config, a pending revert timer, scripted faults."""
 
     name: str
     running: str = "old"
+    saved: str = "old"
+    timer: bool = False  # a revert timer is armed (EOS commit timer, SONiC systemd timer)
     faults: set[str] = field(default_factory=set)
     events: list[tuple[str, float]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class FakeDriver:
+    """Acts on a FakeSwitch as a NOS driver does; keeps nothing a reconnect would lose: the old
+    config to return to lives on the switch (`before`), as a checkpoint or a session does."""
+
     nos = "fake"
+    BEFORE: ClassVar[dict[str, str]] = {}  # switch -> the config at commit time (the device's checkpoint)
 
     def __init__(self, switch: FakeSwitch, intended: str = "new") -> None:
         self.switch, self.name, self.intended = switch, switch.name, intended
         device = CTX.topology.devices[switch.name]
         self.peers = [n.address for n in bgp_plan(CTX, device).neighbors]
         self.ports = [p.name for p in CTX.topology.ports[switch.name]]
-        self.before: str | None = None
         self.rounds = 0
 
     def new_round(self) -> None:
@@ -85,7 +92,7 @@ class FakeDriver:
         if "refuse" in self.switch.faults:
             raise DriverError(f"{self.name}: % Invalid input")
         diff = self.config_diff()
-        return StagedChange(diff, 0 if not diff else 2, {})
+        return StagedChange(diff, 0 if not diff else 2, {"before": self.switch.running})
 
     def discard(self) -> None:
         pass
@@ -94,20 +101,42 @@ class FakeDriver:
         self.switch.events.append(("commit", time.time()))
         if "drop_before_commit" in self.switch.faults:
             raise EOFError("connection dropped")
-        self.before = self.switch.running
-        self.switch.running = self.intended
+        self.BEFORE[self.name] = self.switch.running
+        self.switch.running, self.switch.timer = self.intended, True
         time.sleep(0.02)  # a commit window long enough to overlap if batches were wrong
         if "drop_after_commit" in self.switch.faults:
             raise EOFError("connection dropped")
 
     def confirm(self) -> None:
         self.switch.events.append(("confirm", time.time()))
+        if "timer_expired" in self.switch.faults:  # the revert timer ran out just before the confirm
+            self.switch.running, self.switch.timer = self.BEFORE[self.name], False
+            return
+        self.switch.timer = False
+        if "drop_before_save" in self.switch.faults:
+            self.switch.faults.discard("drop_before_save")
+            raise EOFError("connection dropped")
+        self.switch.saved = self.switch.running
 
     def rollback(self) -> None:
         if "rollback_fails" in self.switch.faults:
             raise OSError("device unreachable")
-        self.switch.running = self.before if self.before is not None else self.switch.running
+        if "rollback_refused" in self.switch.faults:
+            raise DriverError(f"{self.name}: % Error: abort refused")
+        if self.switch.timer:
+            self.switch.running, self.switch.timer = self.BEFORE[self.name], False
         self.switch.events.append(("rollback", time.time()))
+
+    def running_digest(self) -> str:
+        return self.switch.running
+
+    def readback(self, before: str, after: str | None) -> Readback:
+        if "rollback_fails" in self.switch.faults:
+            raise OSError("device unreachable")
+        running = self.switch.running
+        holds = "new" if running == after else "old" if running == before else "other"
+        return Readback(holds, self.switch.saved == running, "timer" if self.switch.timer else "",
+                        f"running {running}, saved {self.switch.saved}")
 
 
 def _outcome(name: str) -> DeviceOutcome:
@@ -124,9 +153,7 @@ def _deploy(switch: FakeSwitch, dry_run: bool = False, recover: bool = True) -> 
 
 
 def _reconnect(old: FakeDriver) -> FakeDriver:
-    fresh = FakeDriver(old.switch)
-    fresh.before = old.before
-    return fresh
+    return FakeDriver(old.switch)
 
 
 @pytest.mark.parametrize(("faults", "dry_run", "status", "running", "stage"), [
@@ -140,6 +167,11 @@ def _reconnect(old: FakeDriver) -> FakeDriver:
     ({"drop_after_commit"}, False, Status.ROLLED_BACK, "old", "commit"),
     ({"drop_after_commit", "rollback_fails"}, False, Status.UNCONFIRMED, "new", "commit"),
     ({"narrow"}, False, Status.ROLLED_BACK, "old", "rollback"),
+    # read back, not inferred: a confirm that found the old config, a refused rollback
+    ({"timer_expired"}, False, Status.DIVERGED, "old", "confirm"),
+    ({"bgp_down", "rollback_refused"}, False, Status.UNCONFIRMED, "new", "rollback"),
+    # a drop between the confirm and the save: the reconnect finishes the confirm
+    ({"drop_before_save"}, False, Status.CHANGED, "new", "confirm"),
 ])
 def test_device_ends_in_old_or_new_config(faults, dry_run, status, running, stage):
     switch = FakeSwitch("z01-rtsw001", faults=set(faults))
@@ -147,10 +179,62 @@ def test_device_ends_in_old_or_new_config(faults, dry_run, status, running, stag
     assert outcome.status is status, outcome.error
     assert switch.running == running  # exactly old or exactly new, never in between
     assert outcome.stage == stage
-    if status in (Status.FAILED, Status.ROLLED_BACK, Status.UNCONFIRMED):
+    if status in (Status.FAILED, Status.ROLLED_BACK, Status.UNCONFIRMED, Status.DIVERGED):
         assert outcome.error
-    if status is Status.UNCONFIRMED:
-        assert "rollback after reconnect failed" in outcome.error
+    if status is Status.UNCONFIRMED and "rollback_fails" in faults:
+        assert "recovery after reconnect failed" in outcome.error and outcome.readback is None
+    if status is Status.UNCONFIRMED and "rollback_refused" in faults:  # reachable: says what it holds
+        assert outcome.readback == {"holds": "new", "saved": False, "pending": "timer",
+                                    "detail": "running new, saved old"}
+        assert "reverts by itself" in outcome.error
+    if status is Status.CHANGED:
+        assert switch.saved == "new" and not switch.timer and outcome.readback["holds"] == "new"
+    if status is Status.DIVERGED:
+        assert "the device was seen: running " + running in outcome.error
+
+
+def test_every_transition_is_journaled_before_it_happens(tmp_path):
+    journal = Journal(tmp_path / "j.jsonl", "t1")
+    switch = FakeSwitch("z01-rtsw001", faults={"bgp_down"})
+    options = DeployOptions(change_id="t1", post_check_timeout_s=0.0, journal=journal)
+    outcome = deploy_one(FakeDriver(switch), CTX, CTX.topology.devices[switch.name], options,
+                         _outcome(switch.name), None)
+    assert outcome.status is Status.ROLLED_BACK
+    view = read_journal(journal.path)
+    record = view.records["z01-rtsw001"]
+    assert record.history == ["staged", "committing", "committed", "rolling_back", "rolled_back"]
+    assert (record.before, record.after) == ("old", "new")  # fingerprints, never the config
+    assert not view.in_flight()
+
+
+def test_an_interrupted_change_is_in_flight_in_the_journal(tmp_path):
+    journal = Journal(tmp_path / "j.jsonl", "t1")
+    switch = FakeSwitch("z01-rtsw001", faults={"drop_after_commit"})
+    options = DeployOptions(change_id="t1", post_check_timeout_s=0.0, journal=journal)
+    outcome = deploy_one(FakeDriver(switch), CTX, CTX.topology.devices[switch.name], options,
+                         _outcome(switch.name), None)  # no reconnect possible
+    assert outcome.status is Status.UNCONFIRMED
+    (record,) = read_journal(journal.path).in_flight()
+    # the drop came before the driver could read what it committed: only `before` is known
+    assert (record.device, record.state, record.before, record.after) == ("z01-rtsw001", "unconfirmed", "old", None)
+
+
+@pytest.mark.parametrize(("confirm", "post_check", "complaint"), [
+    (300, 60, None),
+    (90, 60, None),
+    (60, 60, "does not cover --post-check-timeout 60 s plus 30 s"),
+    (30, float("nan"), "--post-check-timeout nan"),
+    (30, float("inf"), "--post-check-timeout inf"),
+    (300, -1, "--post-check-timeout -1"),
+    (0, 1, "--confirm-timeout 0"),
+    (10**9, 1, "at most 3600"),
+])
+def test_timeouts_are_checked(confirm, post_check, complaint):
+    problem = check_timeouts(confirm, post_check)
+    if complaint is None:
+        assert problem is None
+    else:
+        assert problem is not None and complaint in problem
 
 
 def test_converged_device_is_unchanged_and_not_committed():
@@ -230,7 +314,7 @@ def test_failed_batch_stops_later_batches_and_max_failures_allows_some(fleet):
     assert later and all(o.status is Status.NOT_TOUCHED for o in later)
     for switch in fleet.values():
         switch.faults.clear()
-        switch.running = "old"
+        switch.running = switch.saved = "old"
     fleet["z01-rtsw003"].faults.add("refuse")
     report = _rollout(fleet, list(CTX.topology.devices), max_failures=1)
     assert not report.stopped and report.counts() == {"changed": 17, "failed": 1}

@@ -1,5 +1,6 @@
 """The NOS driver contract used by the deploy pipeline: read state for the checks, stage the
-intended config and show the diff, commit with a way back, confirm or roll back.
+intended config and show the diff, commit with a way back, confirm or roll back, and read back
+what the device holds after each of those, so a report never states what was only sent.
 
 A driver holds one netmiko connection to one device. Drivers are plugins keyed by NOS, so adding
 a NOS adds one module here and never touches the pipeline.
@@ -7,6 +8,7 @@ a NOS adds one module here and never touches the pipeline.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -44,6 +46,34 @@ class StagedChange:
     @property
     def empty(self) -> bool:
         return self.changes == 0
+
+
+def digest(text: str) -> str:
+    """A short fingerprint of a configuration, to compare what a device holds with what it held
+    before a change and right after it (the journal stores these, never the config: it holds secrets)."""
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+HOLDS_NEW, HOLDS_OLD, HOLDS_OTHER = "new", "old", "other"
+
+
+@dataclass(frozen=True)
+class Readback:
+    """What a device was seen holding, read from it after a step.
+
+    holds: "new" (the running config is the one right after this change's commit), "old" (the one
+    before it) or "other" (neither: a partial apply, or someone else's change).
+    saved: whether the config the device boots with equals the running one (None: not read).
+    pending: what still waits to happen by itself ("" = nothing): an EOS commit timer, a SONiC
+    revert timer, with the time left when the device says it."""
+
+    holds: str
+    saved: bool | None
+    pending: str
+    detail: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"holds": self.holds, "saved": self.saved, "pending": self.pending, "detail": self.detail}
 
 
 class Connection(Protocol):
@@ -104,11 +134,22 @@ class Driver(Protocol):
         ...
 
     def confirm(self) -> None:
-        """Make the committed change permanent (EOS confirm the session, SONiC `config save`)."""
+        """Make the committed change permanent (EOS confirm the session and save it, SONiC disarm
+        the revert timer and save). Safe to repeat after a reconnect."""
         ...
 
     def rollback(self) -> None:
-        """Return to the config the device ran before `commit`."""
+        """Return to the config the device ran before `commit` (safe to repeat, also from a driver
+        rebuilt after a reconnect: it relies on what is on the device, not on this object)."""
+        ...
+
+    def running_digest(self) -> str:
+        """The fingerprint of what the device runs now (see `digest`)."""
+        ...
+
+    def readback(self, before: str, after: str | None) -> Readback:
+        """What the device holds now, compared with the fingerprints before and after this change's
+        commit; whether it is saved; what is pending (timers)."""
         ...
 
 

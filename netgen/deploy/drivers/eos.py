@@ -8,6 +8,9 @@
             the timer runs out unconfirmed (a lost connection therefore rolls back on its own).
   confirm : `configure session <id> commit` from exec mode, then `copy running-config startup-config`.
   rollback: `configure session <id> abort`: the previous running config comes back at once.
+  readback: `show running-config` and `show startup-config` (fingerprinted, comments dropped) and
+            `show configuration sessions detail` (the session's state and the timer left).
+Confirm and rollback look at the session first, so both are safe to repeat after a reconnect.
 """
 
 from __future__ import annotations
@@ -19,10 +22,15 @@ from typing import Any, ClassVar
 
 from netgen.deploy.checks import Facts
 from netgen.deploy.drivers.base import (
+    HOLDS_NEW,
+    HOLDS_OLD,
+    HOLDS_OTHER,
     Connection,
     DriverError,
+    Readback,
     StagedChange,
     check_change_id,
+    digest,
     json_object,
     register,
 )
@@ -63,6 +71,13 @@ def device_owned_lines(running: str, intended: str) -> list[str]:
     rendered = {block[0] for block in blocks(intended)}
     return [line for block in blocks(running)
             if block[0].startswith(DEVICE_OWNED) and block[0] not in rendered for line in block]
+
+
+def config_digest(text: str) -> str:
+    """The fingerprint of a config as EOS shows it: comment lines (`! Command:`, `! device:`, ...),
+    blank lines and `end` dropped, so only configuration counts."""
+    return digest("\n".join(line.rstrip() for line in text.splitlines()
+                            if line.strip() and not line.lstrip().startswith("!") and line.strip() != "end"))
 
 
 def _timer(seconds: int) -> str:
@@ -184,7 +199,8 @@ class EosDriver:
 
     # --- change -------------------------------------------------------------------------------
     def stage(self) -> StagedChange:
-        owned = device_owned_lines(self.show("show running-config"), self.intended)
+        running = self.show("show running-config")
+        owned = device_owned_lines(running, self.intended)
         lines = ["rollback clean-config", *config_lines(self.intended), *owned]
         # Pasted in one write, not typed and verified line by line: netmiko's per-line handling
         # costs 5-11 ms a line (lab.md section 4), too slow for 2,000-line spines. EOS prints an
@@ -203,7 +219,8 @@ class EosDriver:
         diff = redact(diff)
         changed = sum(1 for line in diff.splitlines()
                       if line[:1] in "+-" and not line.startswith(("+++", "---")))
-        self._staged = StagedChange(diff, changed, {"session": self.session, "kept_device_lines": len(owned)})
+        self._staged = StagedChange(diff, changed, {"session": self.session, "kept_device_lines": len(owned),
+                                                    "before": config_digest(running)})
         return self._staged
 
     def _abort_quietly(self) -> None:
@@ -222,12 +239,42 @@ class EosDriver:
         if re.search(ERROR_PATTERN, output):
             raise DriverError(f"{self.name}: commit refused: {output.strip()[:300]}")
 
+    def session_state(self) -> tuple[str, float | None]:
+        """This change's session as EOS lists it: (state, seconds left on its commit timer);
+        state "" when the session is gone (aborted, or rolled back when its timer ran out)."""
+        sessions = self.show_json("show configuration sessions detail").get("sessions", {})
+        mine = sessions.get(self.session) or {}
+        left = mine.get("timeRemaining")
+        return str(mine.get("state", "")), float(left) if isinstance(left, (int, float)) else None
+
     def confirm(self) -> None:
-        self.show(f"configure session {self.session} commit")
+        state, _ = self.session_state()
+        if state == "pendingCommitTimer":
+            self.show(f"configure session {self.session} commit")
         self.show("copy running-config startup-config")
 
     def rollback(self) -> None:
-        self.show(f"configure session {self.session} abort")
+        state, _ = self.session_state()
+        if state == "completed":
+            raise DriverError(f"{self.name}: session {self.session} was already confirmed: there is no commit"
+                              " timer left to roll back")
+        if state:
+            self.show(f"configure session {self.session} abort")
+
+    def running_digest(self) -> str:
+        return config_digest(self.show("show running-config"))
+
+    def readback(self, before: str, after: str | None) -> Readback:
+        running = self.running_digest()
+        holds = HOLDS_NEW if running == after else HOLDS_OLD if running == before else HOLDS_OTHER
+        saved = config_digest(self.show("show startup-config")) == running
+        state, left = self.session_state()
+        pending = ""
+        if state == "pendingCommitTimer":
+            pending = "EOS commit timer" + (f", {left:.0f} s left" if left is not None else "")
+        detail = (f"running-config is the {holds} one, startup-config {'equals' if saved else 'differs from'} it,"
+                  f" session {self.session}: {state or 'gone'}")
+        return Readback(holds, saved, pending, detail)
 
 
 @register("eos")

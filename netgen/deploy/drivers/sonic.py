@@ -1,15 +1,25 @@
 """SONiC driver (netmiko `linux`: SONiC logs in to bash; sonic.md section 7).
 
-Change flow, as SONiC's generic config updater documents it (sonic.md section 5):
+Change flow, as SONiC's generic config updater documents it (sonic.md section 5), with a way back
+that does not depend on the connection:
   stage   : read the running CONFIG_DB (`show runningconfiguration all`), overlay the device-owned
             keys, compute the RFC 6902 patch; diff the running frr.conf against the intended one.
-  commit  : `config checkpoint <id>`, then `config apply-patch` of the patch (GCU validates the
-            result against YANG and rejects it whole), then the new frr.conf at
-            /etc/sonic/frr/frr.conf (split-unified mode reads it) loaded with `frr-reload.py`.
-  confirm : `config save -y`, delete the checkpoint.
-  rollback: `config rollback <id>` and the previous frr.conf reloaded.
-SONiC has no commit timer: if the connection drops after commit, the device stays on the new
-config and the report says it was not confirmed.
+  commit  : `config checkpoint <id>`; arm a revert timer on the device; `config apply-patch` of the
+            patch (GCU validates the result against YANG and rejects it whole); the new FRR config
+            loaded with `frr-reload.py` from a file beside frr.conf, which stays the old one.
+  confirm : disarm the timer, `config save -y`, the new file becomes /etc/sonic/frr/frr.conf,
+            delete the checkpoint.
+  rollback: disarm the timer, `config rollback <id>`, FRR reloaded from the (old) frr.conf on disk.
+  readback: the running CONFIG_DB and FRR's running config (fingerprinted), the saved
+            /etc/sonic/config_db.json and frr.conf, and whether the revert timer is armed.
+
+The revert timer is a transient systemd timer (`systemd-run --on-active=SECONDS --unit=NAME`,
+systemd-run(1): https://www.freedesktop.org/software/systemd/man/latest/systemd-run.html; SONiC
+runs systemd): unless confirmed in time it runs a script that rolls back to the checkpoint and
+reloads FRR from frr.conf, so an unconfirmed SONiC change reverts by itself, as on EOS. Nothing is
+persistent before the confirm (CONFIG_DB unsaved, frr.conf untouched), so a reboot comes back on
+the old config too. Rollback and confirm read what is on the device, never this object's memory,
+so a driver rebuilt after a reconnect can finish either.
 
 Files travel over SCP, so no rendered byte is ever interpreted by the shell.
 """
@@ -29,21 +39,43 @@ from netmiko import file_transfer
 
 from netgen.deploy.checks import Facts
 from netgen.deploy.drivers.base import (
+    HOLDS_NEW,
+    HOLDS_OLD,
+    HOLDS_OTHER,
     Connection,
     DriverError,
+    Readback,
     StagedChange,
     check_change_id,
+    digest,
     json_object,
     register,
 )
 from netgen.diff.config_db import json_patch, overlay_device_owned, semantic_diff
 from netgen.topology.model import Device
 
-FRR_PATH = "/etc/sonic/frr/frr.conf"  # the bgp container sees it as /etc/frr/frr.conf
-FRR_RELOAD = "docker exec bgp /usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf"
+FRR_DIR = "/etc/sonic/frr"  # the bgp container sees it as /etc/frr
+FRR_PATH = f"{FRR_DIR}/frr.conf"
+SAVED_DB = "/etc/sonic/config_db.json"
+
+
+def frr_reload(name: str) -> str:
+    """Load FRR from a file in FRR_DIR, as split-unified mode's bgp container sees it."""
+    return f"docker exec bgp /usr/lib/frr/frr-reload.py --reload /etc/frr/{name}"
+
+
+def frr_digest(text: str) -> str:
+    """FRR's running config, fingerprinted: vtysh's banner lines and blank lines dropped."""
+    banner = ("Building configuration", "Current configuration")
+    kept = (line.rstrip() for line in text.splitlines() if line.strip() and not line.startswith(banner))
+    return digest("\n".join(kept))
+
+
+def db_digest(config: Mapping[str, Any]) -> str:
+    return digest(json.dumps({k: v for k, v in config.items() if k != "bgpraw"}, sort_keys=True))
 RC_MARK = "__NETGEN_RC="
 # Commands that only read (everything else drops the cached running CONFIG_DB).
-READ_ONLY = ("show ", "vtysh -c 'show ", "cat ", "pfcwd show ", "pfc show ")
+READ_ONLY = ("show ", "vtysh -c 'show ", "cat ", "pfcwd show ", "pfc show ", "systemctl is-active ", "test ")
 
 
 class SonicDriver:
@@ -60,7 +92,6 @@ class SonicDriver:
         self.sudo = "sudo -n " if sudo else ""
         self.timeout = command_timeout_s
         self._staged: StagedChange | None = None
-        self._old_frr: str | None = None
         # The running CONFIG_DB as last read: `show runningconfiguration all` dumps every table
         # (seconds on a large switch) and one round of checks needs it for PFC state, the diff
         # and facts. Kept until a command that may change the device, or the next round.
@@ -113,9 +144,15 @@ class SonicDriver:
         data.pop("bgpraw", None)
         return data
 
+    def _cat(self, path: str) -> str | None:
+        rc, text = self.run(f"{self.sudo}cat {path}", check=False)
+        return (text + "\n" if text else "") if rc == 0 else None
+
     def running_frr(self) -> str:
-        rc, text = self.run(f"{self.sudo}cat {FRR_PATH}", check=False)
-        return text + "\n" if rc == 0 and text else ""
+        """The FRR config file in effect: this change's new file while it waits for its confirm,
+        else frr.conf."""
+        pending = self._cat(f"{FRR_DIR}/{self._new_frr()}")
+        return pending if pending is not None else (self._cat(FRR_PATH) or "")
 
     # --- read ---------------------------------------------------------------------------------
     def facts(self) -> Facts:
@@ -167,13 +204,13 @@ class SonicDriver:
         return widths
 
     def config_diff(self) -> str:
-        return self._compute()[0].text  # read-only: the staged change (and its way back) stays as it is
+        return self._compute().text  # read-only: the staged change (and its way back) stays as it is
 
     def stage(self) -> StagedChange:
-        self._staged, self._old_frr = self._compute()
+        self._staged = self._compute()
         return self._staged
 
-    def _compute(self) -> tuple[StagedChange, str]:
+    def _compute(self) -> StagedChange:
         running = self.running_config_db()
         target = overlay_device_owned(self.intended_db, running)
         patch = json_patch(running, target)
@@ -184,41 +221,120 @@ class SonicDriver:
         frr_lines = sum(1 for line in frr_diff.splitlines()
                         if line[:1] in "+-" and not line.startswith(("+++", "---")))
         text = "".join(f"{c.render()}\n" for c in fields) + frr_diff
-        staged = StagedChange(text, len(fields) + frr_lines,
-                              {"patch": patch, "frr_diff": frr_diff, "config_db_changes": len(fields),
-                               "frr_lines": frr_lines})
-        return staged, old_frr
+        before = f"{db_digest(running)}:{frr_digest(self._frr_running())}"
+        return StagedChange(text, len(fields) + frr_lines,
+                            {"patch": patch, "frr_diff": frr_diff, "config_db_changes": len(fields),
+                             "frr_lines": frr_lines, "before": before})
 
     def discard(self) -> None:
         self._staged = None
 
+    # names on the device, all derived from the change id (a rebuilt driver finds them again)
     def _checkpoint(self) -> str:
         return f"netgen-{self.change_id}"
+
+    def _unit(self) -> str:
+        return f"netgen-revert-{self.change_id}"
+
+    def _new_frr(self) -> str:
+        return f"netgen-{self.change_id}.conf"
+
+    def _old_frr(self) -> str:
+        return f"netgen-{self.change_id}-before.conf"
+
+    def _disk_frr(self) -> str:
+        return f"netgen-{self.change_id}-disk.conf"
+
+    def _revert_script(self) -> str:
+        return f"/etc/sonic/netgen-{self.change_id}-revert.sh"
+
+    def _keep_disk_frr(self) -> str:
+        # frr-reload.py makes what it loaded persistent (`vtysh write` over frr.conf) when the file it
+        # loaded is not frr.conf itself: put the copy of frr.conf taken at commit back every time.
+        return f"cp -p {FRR_DIR}/{self._disk_frr()} {FRR_PATH}"
+
+    def _frr_restore(self) -> str:
+        """FRR back to what it ran before the commit (saved at commit time), if this change reloaded it,
+        and frr.conf on disk as it was."""
+        return (f"if [ -f {FRR_DIR}/{self._new_frr()} ] && [ -f {FRR_DIR}/{self._old_frr()} ]; then"
+                f" {frr_reload(self._old_frr())}; {self._keep_disk_frr()}; fi")
 
     def commit(self, confirm_timeout_s: int) -> None:
         staged = self._staged or self.stage()
         self.run(f"{self.sudo}config checkpoint {self._checkpoint()}")
-        patch_file = f"/tmp/netgen-{self.change_id}-patch.json"
+        if staged.detail["frr_lines"]:  # FRR's running config as it is, to return to exactly; frr.conf too
+            self.run(f"{self.sudo}cp -p {FRR_PATH} {FRR_DIR}/{self._disk_frr()}")
+            self.run(f"{self.sudo}sh -c \"vtysh -c 'show running-config' | grep -v -e '^Building configuration'"
+                     f" -e '^Current configuration' > {FRR_DIR}/{self._old_frr()}\"")
+        # The way back is on the device before anything changes: a dropped connection from here
+        # on still ends on the old config when the timer runs out.
+        self.put_file(self._revert_script(),
+                      f"#!/bin/sh\n# netgen change {self.change_id}: not confirmed in {confirm_timeout_s} s, back to"
+                      f" checkpoint {self._checkpoint()} and FRR as it ran before\n"
+                      f"config rollback {self._checkpoint()}\n{self._frr_restore()}\n"
+                      f"config delete-checkpoint {self._checkpoint()}\n"
+                      f"rm -f {FRR_DIR}/{self._new_frr()} {FRR_DIR}/{self._old_frr()} {FRR_DIR}/{self._disk_frr()}"
+                      f" {self._revert_script()}\n")
+        self.run(f"{self.sudo}systemd-run --on-active={confirm_timeout_s} --unit={self._unit()}"
+                 f" --description='netgen {self.change_id}: revert unless confirmed' /bin/sh {self._revert_script()}")
         if staged.detail["patch"]:
+            patch_file = f"/tmp/netgen-{self.change_id}-patch.json"
             self.put_file(patch_file, json.dumps(staged.detail["patch"], indent=1))
             self.run(f"{self.sudo}config apply-patch {patch_file}")
         if staged.detail["frr_lines"]:
-            self.run(f"{self.sudo}cp -p {FRR_PATH} {FRR_PATH}.netgen-{self.change_id}", check=False)
-            self.put_file(FRR_PATH, self.intended_frr)
-            self.run(f"{self.sudo}{FRR_RELOAD}")
+            self.put_file(f"{FRR_DIR}/{self._new_frr()}", self.intended_frr)
+            self.run(f"{self.sudo}{frr_reload(self._new_frr())}")
+            self.run(f"{self.sudo}{self._keep_disk_frr()}")  # nothing persistent before the confirm
+
+    def _disarm(self) -> None:
+        self.run(f"{self.sudo}systemctl stop {self._unit()}.timer", check=False)
+
+    def _has_checkpoint(self) -> bool:
+        _, text = self.run(f"{self.sudo}config list-checkpoints", check=False)
+        return self._checkpoint() in text
+
+    def _cleanup(self) -> None:
+        self.run(f"{self.sudo}config delete-checkpoint {self._checkpoint()}", check=False)
+        self.run(f"{self.sudo}rm -f {self._revert_script()} {FRR_DIR}/{self._new_frr()} {FRR_DIR}/{self._old_frr()}"
+                 f" {FRR_DIR}/{self._disk_frr()} /tmp/netgen-{self.change_id}-patch.json", check=False)
 
     def confirm(self) -> None:
+        self._disarm()
         self.run(f"{self.sudo}config save -y")
-        self.run(f"{self.sudo}config delete-checkpoint {self._checkpoint()}", check=False)
-        self.run(f"{self.sudo}rm -f {FRR_PATH}.netgen-{self.change_id} /tmp/netgen-{self.change_id}-patch.json",
-                 check=False)
+        rc, _ = self.run(f"test -f {FRR_DIR}/{self._new_frr()}", check=False)
+        if rc == 0:
+            self.run(f"{self.sudo}cp {FRR_DIR}/{self._new_frr()} {FRR_PATH}")
+        self._cleanup()
 
     def rollback(self) -> None:
-        self.run(f"{self.sudo}config rollback {self._checkpoint()}")
-        if self._old_frr is not None and self._staged is not None and self._staged.detail["frr_lines"]:
-            self.put_file(FRR_PATH, self._old_frr)
-            self.run(f"{self.sudo}{FRR_RELOAD}")
-        self.run(f"{self.sudo}config delete-checkpoint {self._checkpoint()}", check=False)
+        self._disarm()
+        if self._has_checkpoint():
+            self.run(f"{self.sudo}config rollback {self._checkpoint()}")
+        self.run(f"{self.sudo}sh -c \"{self._frr_restore()}\"")
+        self._cleanup()
+
+    def _frr_running(self) -> str:
+        _, text = self.run(f"{self.sudo}vtysh -c 'show running-config'")
+        return text
+
+    def running_digest(self) -> str:
+        self.new_round()
+        return f"{db_digest(self.running_config_db())}:{frr_digest(self._frr_running())}"
+
+    def readback(self, before: str, after: str | None) -> Readback:
+        running = self.running_digest()
+        holds = HOLDS_NEW if running == after else HOLDS_OLD if running == before else HOLDS_OTHER
+        rc, saved_text = self.run(f"{self.sudo}cat {SAVED_DB}", check=False)
+        saved_db = json_object(self.name, f"`cat {SAVED_DB}`", saved_text) if rc == 0 else {}
+        db_saved = db_digest(saved_db) == running.split(":")[0]
+        frr_saved = self._cat(FRR_PATH) == self.intended_frr if holds == HOLDS_NEW else True
+        rc, _ = self.run(f"{self.sudo}systemctl is-active {self._unit()}.timer", check=False)
+        pending = "SONiC revert timer (systemd)" if rc == 0 else ""
+        saved = db_saved and frr_saved
+        detail = (f"CONFIG_DB and FRR are the {holds} ones, {SAVED_DB}"
+                  f" {'equals' if db_saved else 'differs from'} CONFIG_DB, frr.conf"
+                  f" {'is' if frr_saved else 'is not'} the running one, revert timer {'armed' if pending else 'off'}")
+        return Readback(holds, saved, pending, detail)
 
 
 @register("sonic")

@@ -264,7 +264,7 @@ EXEC: list[tuple[str, str]] = [
     ("configure session <name> commit|abort", "session-end"), ("no configure session <name>", "session-delete"),
     ("configure replace clean-config", "replace"), ("copy running-config startup-config", "write"),
     ("write [memory]", "write"), ("show version", "version"), ("show hostname", "hostname"),
-    ("show running-config", "running"),
+    ("show running-config", "running"), ("show startup-config", "startup"),
     ("show session-config [diffs]", "session-config"), ("show session-config named <name> [diffs]", "session-config"),
     ("show configuration sessions [detail]", "sessions"), ("show ip|ipv6 bgp summary", "bgp"),
     ("show ip|ipv6 route", "route"), ("show interfaces status", "if-status"),
@@ -591,6 +591,13 @@ class EosFaults:
 
     drop_before_commit: bool = False  # `commit` closes the connection; nothing applied
     drop_after_commit: bool = False  # `commit` applies, then the connection closes
+    # the exec confirm (`configure session X commit`) confirms, then the connection closes before
+    # anything else (e.g. before `copy running-config startup-config`); one-shot
+    drop_after_confirm: bool = False
+    # the commit timer runs out just as the exec confirm arrives: the old config is back and the
+    # confirm finds no pending session; one-shot
+    expire_before_confirm: bool = False
+    abort_error: bool = False  # `configure session X abort` answers with an error and aborts nothing
     command_error: str | None = None  # regex: matching config lines answer `% Invalid input` even when valid
     slow: float = 0.0  # seconds of delay before each response
     bgp_down: Mapping[str, str] = field(default_factory=dict)  # peer -> BGP state shown (e.g. Active, Idle)
@@ -645,6 +652,10 @@ class EosDevice:
     def running_config(self) -> str:
         with self._lock:
             return render(self._running, ["! Command: show running-config", self._device_line()])
+
+    def startup_config(self) -> str:
+        with self._lock:
+            return render(self._startup, ["! Command: show startup-config", self._device_line()])
 
     @property
     def pending_sessions(self) -> dict[str, str]:
@@ -940,6 +951,10 @@ class _Shell:
             return "", "drop"
         if confirm and session.state == "pendingCommitTimer":
             device.confirm(session)
+            if faults.drop_after_confirm:
+                device._faults = replace(device._faults, drop_after_confirm=False)
+                device._event("drop", session.name, "after confirm")
+                return "", "drop"
         else:
             device.commit(session, seconds)
         if self.session is session:
@@ -993,7 +1008,13 @@ class _Shell:
             if target is None or target.state == "completed":
                 return f"% Session {name} is not pending", None  # emulator wording
             if args[-1] == "commit":
+                if device.faults.expire_before_confirm and target.state == "pendingCommitTimer":
+                    device._faults = replace(device._faults, expire_before_confirm=False)
+                    device.revert(target, "commit timer expired")
+                    return f"% Session {name} is not pending", None
                 return self._commit(target, None, confirm=True)
+            if device.faults.abort_error:
+                return f"% Error: could not abort session {name} (emulated fault)", None
             device.revert(target, "abort")
         elif action == "replace":
             device._set_running([])
@@ -1040,6 +1061,8 @@ class _Shell:
             return {"hostname": device.hostname(), "fqdn": device.hostname()}
         if action == "running":
             return device.running_config()
+        if action == "startup":
+            return render(device._startup, ["! Command: show startup-config", device._device_line()])
         if action == "session-config":
             session = device._sessions.get(args[3]) if "named" in args else self.session
             if session is None:

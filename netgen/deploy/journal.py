@@ -1,0 +1,166 @@
+"""The deploy journal: each device's change as a state machine, every transition written to disk
+before the step it announces, so an interrupted `netgen deploy` (killed, crashed, laptop closed)
+can be finished from it: `netgen recover` rolls back (or confirms) whatever was in flight, and
+`netgen deploy --resume CHANGE_ID` does that and carries on with the rollout.
+
+One JSON object a line (append-only, flushed and fsync'ed per line), in the state directory
+(`$NETGEN_STATE_DIR`, default `~/.local/state/netgen`) as `deploy/<change id>.jsonl`, or where
+`--journal` says. A line never holds a configuration or a secret: only states, times, stages,
+reasons, and the fingerprints of what a device ran before and after the commit (drivers.base.digest),
+which is all a reconnecting driver needs to tell the old config from the new one.
+
+    planned -> staged -> committing -> committed -> confirming -> changed
+                  |                        |   `-> rolling_back -> rolled_back
+                  `-> unchanged / dry_run  `-> (interrupted) -> unconfirmed
+    any step -> failed (before the commit) or diverged (the device holds what the step did not ask for)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+
+class State(StrEnum):
+    PLANNED = "planned"
+    STAGED = "staged"
+    COMMITTING = "committing"  # written before the commit is sent
+    COMMITTED = "committed"  # the commit returned; `after` is what the device runs now
+    CONFIRMING = "confirming"
+    ROLLING_BACK = "rolling_back"
+    # ends (the deploy report's statuses)
+    CHANGED = "changed"
+    UNCHANGED = "unchanged"
+    DRY_RUN = "dry_run"
+    FAILED = "failed"
+    ROLLED_BACK = "rolled_back"
+    UNCONFIRMED = "unconfirmed"
+    DIVERGED = "diverged"
+
+
+# The device may hold a change that is neither confirmed nor rolled back.
+IN_FLIGHT = frozenset({State.COMMITTING, State.COMMITTED, State.CONFIRMING, State.ROLLING_BACK, State.UNCONFIRMED})
+ROLLOUT = "rollout"  # the first record of a run: fabric, devices, options
+
+
+def state_dir() -> Path:
+    return Path(os.environ.get("NETGEN_STATE_DIR") or Path.home() / ".local" / "state" / "netgen").expanduser()
+
+
+def default_path(change_id: str) -> Path:
+    return state_dir() / "deploy" / f"{change_id}.jsonl"
+
+
+class JournalError(Exception):
+    """The journal cannot be written or read; the message names the file and the OS reason."""
+
+
+class Journal:
+    """Appends records; safe across Nornir's threads and across processes (one O_APPEND write a line)."""
+
+    def __init__(self, path: Path, change_id: str) -> None:
+        self.path, self.change_id = path, change_id
+        self._lock = threading.Lock()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            raise JournalError(f"deploy journal {path}: cannot create its directory: {exc.strerror}") from None
+
+    def write(self, device: str | None, state: str, **data: Any) -> None:
+        record = {"t": round(time.time(), 3), "change_id": self.change_id, "device": device, "state": str(state),
+                  **data}
+        line = (json.dumps(record, sort_keys=True, default=str) + "\n").encode()
+        with self._lock:
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                try:
+                    os.write(fd, line)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            except OSError as exc:
+                raise JournalError(f"deploy journal {self.path}: cannot write: {exc.strerror}") from None
+
+
+@dataclass
+class DeviceRecord:
+    """A device's latest state in a journal and what the change recorded for it."""
+
+    device: str
+    state: State
+    stage: str = ""
+    before: str | None = None
+    after: str | None = None
+    history: list[str] = field(default_factory=list)
+
+    @property
+    def in_flight(self) -> bool:
+        return self.state in IN_FLIGHT
+
+
+@dataclass
+class JournalView:
+    path: Path
+    change_id: str
+    fabric: str | None
+    devices: list[str]  # every device any run of this change planned, in plan order
+    records: dict[str, DeviceRecord]
+
+    def in_flight(self) -> list[DeviceRecord]:
+        return [r for r in self.records.values() if r.in_flight]
+
+
+def _lines(path: Path) -> Iterator[dict[str, Any]]:
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise JournalError(f"deploy journal {path}: cannot read: {exc.strerror}") from None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            # the last line of a crashed write may be cut short: everything before it stands
+            if number == len(text.splitlines()):
+                return
+            raise JournalError(f"deploy journal {path}:{number}: not a JSON line") from None
+        if isinstance(record, dict):
+            yield record
+
+
+def read(path: Path) -> JournalView:
+    view = JournalView(path, "", None, [], {})
+    for record in _lines(path):
+        view.change_id = str(record.get("change_id", view.change_id))
+        device, state = record.get("device"), record.get("state")
+        if device is None and state == ROLLOUT:
+            view.fabric = str(record.get("fabric")) if record.get("fabric") else view.fabric
+            view.devices += [d for d in record.get("devices", []) if d not in view.devices]
+            continue
+        if not isinstance(device, str):
+            continue
+        try:
+            parsed = State(str(state))
+        except ValueError:
+            raise JournalError(f"deploy journal {path}: unknown state {state!r} for {device}") from None
+        entry = view.records.setdefault(device, DeviceRecord(device, parsed))
+        entry.state = parsed
+        entry.history.append(parsed.value)
+        entry.stage = str(record.get("stage", entry.stage))
+        if parsed is State.PLANNED:  # a new run of the change starts over for this device
+            entry.before = entry.after = None
+        entry.before = record.get("before", entry.before)
+        entry.after = record.get("after", entry.after)
+    return view
+
+
+__all__ = ["IN_FLIGHT", "ROLLOUT", "DeviceRecord", "Journal", "JournalError", "JournalView", "State",
+           "default_path", "read", "state_dir"]
