@@ -153,3 +153,16 @@ def test_timeouts_are_refused_before_anything_is_touched(victim, args, complaint
     code, report = site.deploy(*args)
     assert code == 2 and complaint in report["error"]
     assert device.running_config() == old and site.commits(VICTIM) == []
+
+
+def test_a_report_that_cannot_be_written_still_prints_the_result(fresh):
+    # Before: exit 3 ("a netgen bug"), and the dry run's result was lost.
+    result = run_cli("deploy", str(fresh.fabric), "--limit", VICTIM, "--dry-run", "--json",
+                     "--report", "/proc/netgen/report.json")
+    payload = json.loads(result.stdout)
+    assert result.exit_code == 2 and payload["exit_code"] == 2
+    assert payload["devices"][VICTIM]["status"] == "dry_run" and payload["devices"][VICTIM]["changes"] > 100
+    assert "/proc/netgen/report.json" in payload["error"]
+    text = run_cli("deploy", str(fresh.fabric), "--limit", VICTIM, "--dry-run", "--report", "/proc/netgen/r.json")
+    assert text.exit_code == 2 and "dry_run" in text.stdout and "cannot write the report to /proc/netgen/r.json" \
+        in " ".join(text.stderr.split())

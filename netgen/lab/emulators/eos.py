@@ -15,7 +15,8 @@ command family is cited next to it):
 * `configure [terminal]` edits running-config directly; `configure session NAME` edits a candidate copy, with
   `rollback clean-config`, `show session-config [diffs]`, `commit`, `commit timer hh:mm:ss` (reverted
   automatically unless `configure session NAME commit` confirms it in time), `abort`, `configure session NAME
-  abort`, `show configuration sessions [detail]`; `configure replace clean-config`; `write memory`.
+  abort`, `show configuration sessions [detail]`; `configure replace clean-config`; `write memory` /
+  `copy running-config startup-config` and `show startup-config` (a separate startup-config).
 * A per-mode grammar for everything netgen's EOS templates emit, with keyword abbreviation. Anything else gets
   `% Invalid input (at token N: 'word')`, `% Incomplete command (at token N: 'word')` or `% Ambiguous command`
   and is not applied. `show running-config` prints as EOS does: 3 spaces per level, `!` between blocks, `end`,
