@@ -1,5 +1,6 @@
 """The eBGP plan of one device, shared by every NOS view: neighbours, peer groups, announced
-networks, ECMP width, timers and BFD. Each NOS only decides how to spell it."""
+networks, ECMP width, timers, BFD and route policy (policy.py). Each NOS only decides how to
+spell it."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass
 from ipaddress import IPv4Interface, IPv6Interface
 
 from netgen.checks import DesignContext
+from netgen.platforms.policy import RoutePolicy, route_policy
 from netgen.topology.model import Device, Port, PortKind
 
 
@@ -38,6 +40,7 @@ class BgpPlan:
     keepalive: int
     hold: int
     bfd: Bfd | None
+    policy: RoutePolicy
 
     @property
     def neighbors_v4(self) -> list[BgpNeighbor]:
@@ -77,6 +80,7 @@ def bgp_plan(ctx: DesignContext, device: Device) -> BgpPlan:
     topo, fabric = ctx.topology, ctx.fabric
     ports = topo.ports[device.name]
     neighbors: list[BgpNeighbor] = []
+    peers: list[tuple[str, str, str]] = []  # (address, peer group, peer device) for the route policy
     for port in ports:
         if port.ipv4 is None:
             continue
@@ -84,8 +88,10 @@ def bgp_plan(ctx: DesignContext, device: Device) -> BgpPlan:
         group = "UPLINK" if port.kind is PortKind.UPLINK else "DOWNLINK"
         description = f"{peer.name}:{port.peer_port}"
         neighbors.append(BgpNeighbor(peer_ip(port.ipv4), peer.asn, group, description, "ipv4"))
+        peers.append((peer_ip(port.ipv4), group, peer.name))
         if port.ipv6 is not None:
             neighbors.append(BgpNeighbor(peer_ip(port.ipv6), peer.asn, f"{group}_V6", description, "ipv6"))
+            peers.append((peer_ip(port.ipv6), f"{group}_V6", peer.name))
     networks_v4 = [str(device.loopback_ipv4)]
     networks_v6 = [str(device.loopback_ipv6)] if device.loopback_ipv6 else []
     if device.host_subnet_ipv4 is not None:
@@ -104,4 +110,5 @@ def bgp_plan(ctx: DesignContext, device: Device) -> BgpPlan:
         keepalive=fabric.bgp.keepalive_s,
         hold=fabric.bgp.hold_s,
         bfd=Bfd(bfd.min_rx_ms, bfd.min_tx_ms, bfd.multiplier) if bfd.enabled else None,
+        policy=route_policy(ctx, device, peers),
     )

@@ -238,6 +238,11 @@ INVALID = [  # (lines that set up the mode, the mistake, what EOS says)
     ([], "interface Ethernet0/1", "% Invalid input (at token 1: 'Ethernet0/1')"),
     (["interface Ethernet1/1"], "s 400g-8", "% Ambiguous command (at token 0: 's')"),
     ([], "commit timer 1:2", "% Invalid input (at token 2: '1:2')"),
+    (["ip prefix-list PL"], "seq 10 permit 10.0.0.0/20 eq 33", "% Invalid input (at token 5: '33')"),
+    (["ipv6 prefix-list PL6"], "seq 10 permit 10.0.0.0/20", "% Invalid input (at token 3: '10.0.0.0/20')"),
+    ([], "route-map RM permit 70000", "% Invalid input (at token 3: '70000')"),
+    (["router bgp 65001", "address-family ipv4"], "neighbor 10.0.0.1 route-map RM both",
+     "% Invalid input (at token 4: 'both')"),
 ]
 
 

@@ -147,6 +147,80 @@ def test_cut_drill_width_during_the_cut(small_lab):
     assert width_to("z01-rtsw002", "z01-rtsw003") == 16
 
 
+def test_route_policy_stops_a_leaking_rtsw_at_its_ctsw(small_lab):
+    """z01-rtsw001 is made to leak: its outbound filter swapped for permit-all. Real FRR on its CTSWs
+    (rendered RM-ZONE-01-IN) drops a foreign prefix and zone 2's rack subnet, and still learns that
+    subnet from the ATSWs; a rack subnet of its own zone passes the filter, so it counts, and the
+    third prefix trips the CTSWs' limit of 2: the leaking rack loses its sessions."""
+    from netgen.lab.verify import routing_state, wait_for  # noqa: PLC0415
+
+    name, _ = small_lab
+    backend = NetnsBackend(name)
+    plan = backend.plan()
+    foreign, hijack = "192.0.2.0/24", str(plan.nodes["z02-rtsw001"].announces[2])
+    same_zone = str(plan.nodes["z01-rtsw002"].announces[2])
+    assert (hijack, same_zone) == ("10.128.32.0/27", "10.128.16.32/27")
+    ctsws = [f"z01-ctsw0{i}" for i in range(1, 5)]
+
+    def vtysh(node: str, *commands: str) -> str:
+        argv = ["vtysh"]
+        for command in commands:
+            argv += ["-c", command]
+        result = backend.exec(node, argv)
+        assert result.ok and "% " not in result.stdout, result
+        return result.stdout
+
+    def bgp(*lines: str) -> None:
+        vtysh("z01-rtsw001", "configure terminal", f"router bgp {plan.nodes['z01-rtsw001'].asn}",
+              "address-family ipv4 unicast", *lines)
+
+    def advertised_to_ctsw() -> set[str]:
+        out = vtysh("z01-rtsw001", "show bgp ipv4 unicast neighbors 10.1.16.0 advertised-routes json")
+        return set(json.loads(out).get("advertisedRoutes", {}))
+
+    def paths_at_ctsw(prefix: str) -> list[str]:
+        out = vtysh("z01-ctsw01", f"show bgp ipv4 unicast {prefix} json")
+        return [p["aspath"]["string"] for p in json.loads(out).get("paths", [])]
+
+    def rack1_peer() -> dict:
+        return json.loads(vtysh("z01-ctsw01", "show bgp neighbors 10.1.16.1 json"))["10.1.16.1"]
+
+    def wait(condition, what: str, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            assert time.monotonic() < deadline, what
+            time.sleep(0.5)
+
+    assert advertised_to_ctsw() == {"10.0.1.1/32", "10.128.16.0/27"}  # RM-OWN-OUT: only its own
+    vtysh("z01-rtsw001", "configure terminal", "route-map LEAK permit 10")
+    try:
+        bgp("exit-address-family", "no bgp network import-check", "address-family ipv4 unicast",
+            f"network {foreign}", f"network {hijack}", "neighbor UPLINK route-map LEAK out")
+        wait(lambda: {foreign, hijack} <= advertised_to_ctsw(), "z01-rtsw001 never sent the leak")
+        time.sleep(3)  # several keepalive intervals: the updates have reached z01-ctsw01
+        assert paths_at_ctsw(foreign) == []
+        hijack_paths = paths_at_ctsw(hijack)
+        assert hijack_paths and all(path.split()[0] == "4200000000" for path in hijack_paths), hijack_paths
+        assert rack1_peer()["bgpState"] == "Established"  # filtered routes do not count
+
+        bgp(f"network {same_zone}")
+        wait(lambda: rack1_peer()["bgpState"] != "Established", "the limit of 2 never tripped")
+        peer = rack1_peer()
+        assert peer["lastNotificationReason"] == "Cease/Maximum Number of Prefixes Reached", peer
+        assert peer["prefixesConfigExceedMax"] is True
+    finally:
+        bgp("neighbor UPLINK route-map RM-OWN-OUT out", f"no network {foreign}", f"no network {hijack}",
+            f"no network {same_zone}", "exit-address-family", "bgp network import-check")
+        for ctsw in ctsws:  # a tripped limit holds the session down until an operator clears it
+            summary = json.loads(vtysh(ctsw, "show bgp ipv4 unicast summary json"))
+            for address, state in summary["peers"].items():
+                if state["state"] != "Established":
+                    vtysh(ctsw, f"clear bgp {address}")
+    results, _ = wait_for(lambda: routing_state(backend, plan), 90)
+    assert all(r.ok for r in results), [r for r in results if not r.ok][:3]
+    assert advertised_to_ctsw() == {"10.0.1.1/32", "10.128.16.0/27"}
+
+
 def test_wrong_asn_fails_verify_naming_the_session_and_device(tmp_path):
     """A deliberately broken rendered file: z01-rtsw001 expects the wrong ASN on one uplink."""
     before = HostSnapshot.take()

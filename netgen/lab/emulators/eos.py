@@ -199,6 +199,10 @@ GRAMMAR: dict[str, list[tuple[str, Cmd]]] = {
         _p("priority-flow-control pause watchdog action drop|errdisable|notify-only", 4),
         _p("priority-flow-control pause watchdog override action drop"), _p("priority-flow-control all off"),
         _p("load-balance policies", mode="lb"),  # eos.md 5.5, [AVD] load-balance.j2
+        # Route policy: [AVD] prefix-lists.j2, ipv6-prefix-lists.j2, route-maps.j2; EOS manual "Route Maps" and
+        # "Prefix Lists" (the arista.eos.eos_prefix_lists module shows the same running-config form)
+        _p("ip prefix-list <name>", 3, mode="pl4"), _p("ipv6 prefix-list <name>", 3, mode="pl6"),
+        _p("route-map <name> permit|deny <int:1-65535>", mode="rm"),
         # https://www.arista.com/en/um-eos/eos-border-gateway-protocol-bgp, [AVD] router-bgp.j2, router-bfd.j2
         _p("router bgp <asn>", mode="router-bgp"), _p("router bfd", mode="router-bfd"),
         _p("management api http-commands", mode="mgmt-api"),  # https://eos.arista.com/arista-eapi-101/
@@ -241,12 +245,20 @@ GRAMMAR: dict[str, list[tuple[str, Cmd]]] = {
         _p("neighbor <ip> peer group <group>", 4), _p("neighbor <peer> remote-as <asn>", 3),
         _p("neighbor <peer> description <line>", 3), _p("neighbor <peer> bfd"), _p("neighbor <peer> shutdown"),
         _p("neighbor <peer> update-source <if>", 3), _p("neighbor <peer> send-community"),
+        _p("neighbor <peer> maximum-routes <int:0-4294967294>", 3),
+        _p("neighbor <peer> missing-policy address-family all [include prefix-list] direction in|out "
+           "action deny|permit|deny-in-out"),
         _p("address-family ipv4|ipv6", mode="af"),
     ],
+    "pl4": [_p("seq <int:1-65535> permit|deny <v4pfx> [eq <int:1-32>]", 2),
+            _p("seq <int:1-65535> permit|deny <v4pfx> [ge <int:1-32>] [le <int:1-32>]", 2)],
+    "pl6": [_p("seq <int:1-65535> permit|deny <v6pfx> [eq <int:1-128>]", 2),
+            _p("seq <int:1-65535> permit|deny <v6pfx> [ge <int:1-128>] [le <int:1-128>]", 2)],
+    "rm": [_p("match ip|ipv6 address prefix-list <name>", 4), _p("description <line>", 1)],
     "af-ipv4": [_p("neighbor <peer> activate"), _p("no neighbor <peer> activate"), _p("network <v4pfx>"),
-                _p("redistribute connected")],
+                _p("redistribute connected"), _p("neighbor <peer> route-map <name> in|out", 4)],
     "af-ipv6": [_p("neighbor <peer> activate"), _p("no neighbor <peer> activate"), _p("network <v6pfx>"),
-                _p("redistribute connected")],
+                _p("redistribute connected"), _p("neighbor <peer> route-map <name> in|out", 4)],
     "router-bfd": [_p("interval <int:50-60000> min-rx <int:50-60000> multiplier <int:3-50> default", 1)],
     "lb": [_p("load-balance sand profile <name>", mode="lb-sand")],  # eos.md 5.5
     "lb-sand": [_p("fields udp dst-port <int:1-65535>", mode="lb-fields")],
@@ -415,12 +427,15 @@ def _positive(tokens: tuple[str, ...]) -> tuple[str, ...]:
 # Top-level blocks in the order netgen's device template puts them (the order EOS prints them in).
 _ORDER = (("service",), ("load-balance",), ("hostname",), ("spanning-tree",), ("qos", "profile"), ("vlan",),
           ("interface",), ("ip", "routing"), ("no", "ip", "routing"), ("ipv6",), ("qos",),
-          ("priority-flow-control",), ("router", "bfd"), ("router", "bgp"), ("management",))
+          ("priority-flow-control",), ("ip", "prefix-list"), ("ipv6", "prefix-list"), ("route-map",),
+          ("router", "bfd"), ("router", "bgp"), ("management",))
 _BANG_MODES = {"qos-profile", "router-bgp", "if-Ethernet", "if-Port-Channel"}  # `!` before their sub-blocks
 
 
 def _rank(line: _Line) -> int:
-    return next((i for i, prefix in enumerate(_ORDER) if line.tokens[:len(prefix)] == prefix), len(_ORDER))
+    """The position of the longest `_ORDER` prefix the line starts with (`ipv6 prefix-list` before `ipv6`)."""
+    matches = [(len(prefix), i) for i, prefix in enumerate(_ORDER) if line.tokens[:len(prefix)] == prefix]
+    return max(matches)[1] if matches else len(_ORDER)
 
 
 def _order(item: tuple[int, _Line]) -> tuple[int, tuple[int, ...], int]:
@@ -542,7 +557,7 @@ class _Editor:
     def _prompt(mode: str, toks: tuple[str, ...], parent: str) -> str:
         """EOS sub-mode prompt names: `if-Et1`, `router-bgp`, `router-bgp-af`, `vlan-800` from EOS manual and
         published sessions; `qos-profile-X` and `-txq-N` / `-uc-txq-N` from a third-party RoCE guide; the
-        load-balance, BFD and eAPI ones are emulator wording."""
+        load-balance, BFD, eAPI, prefix-list and route-map ones are emulator wording."""
         if mode.startswith("if-"):
             kind = toks[1].rstrip("0123456789/")
             return f"if-{_IF_SHORT[kind]}{toks[1][len(kind):]}"
@@ -551,7 +566,8 @@ class _Editor:
         return {"vlan": f"vlan-{toks[-1]}", "qos-profile": f"qos-profile-{toks[-1]}", "router-bgp": "router-bgp",
                 "router-bfd": "router-bfd", "lb": "load-balance-policies", "lb-sand": f"sand-profile-{toks[-1]}",
                 "lb-fields": f"{parent}-udp", "mgmt-api": "mgmt-api-http-cmds",
-                "mgmt-ssh": "mgmt-ssh"}.get(mode, "router-bgp-af")
+                "mgmt-ssh": "mgmt-ssh", "pl4": "ip-pfx", "pl6": "ipv6-pfx",
+                "rm": f"route-map-{toks[1]}-{toks[-1]}"}.get(mode, "router-bgp-af")
 
 
 def load_config(text: str, queue_keywords: Sequence[str] = _QUEUE_KEYWORDS) -> list[_Line]:
