@@ -1,4 +1,5 @@
-"""Design checks (NG1xx capacity, NG2xx addressing/ASN, NG3xx QoS, NG4xx buffers, NG5xx platform).
+"""Design checks (NG1xx capacity, NG2xx addressing/ASN, NG3xx QoS, NG4xx buffers, NG5xx platform,
+NG6xx custom configuration).
 
 Importing this package registers every check; `run_checks` runs them all.
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from netgen.checks import addressing, buffers, capacity, platform, qos  # noqa: F401  (registration)
+from netgen.checks import addressing, buffers, capacity, custom, platform, qos  # noqa: F401  (registration)
 from netgen.checks.base import REGISTRY, DesignCheck, DesignContext, Finding, Severity
 from netgen.intent import LoadedFabric, load_fabric
 from netgen.topology import expand

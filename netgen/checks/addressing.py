@@ -177,3 +177,41 @@ class AsnOverrideTarget:
                     f"override for '{name}', which is not a device of this fabric",
                     "use a device name as `netgen show` lists it, or remove the override",
                 )
+
+
+@register
+class ManagementAddresses:
+    code: ClassVar[str] = "NG205"
+    title: ClassVar[str] = "Every switch has its own usable management address"
+
+    def run(self, ctx: DesignContext) -> Iterator[Finding]:
+        network = ctx.fabric.services.management
+        if network is None:
+            return
+        prefix = network.prefix
+        unknown = sorted(set(network.devices) - ctx.topology.devices.keys())
+        if unknown:
+            yield error(self.code, "services.management.devices",
+                        f"{len(unknown)} name(s) are not switches of this fabric: {', '.join(unknown[:5])}",
+                        "use the names `netgen show` lists, or remove the entries")
+        owners: dict[int, list[Device]] = {}
+        for device in ctx.topology.devices.values():
+            if device.mgmt_ipv4 is not None:
+                owners.setdefault(int(device.mgmt_ipv4.ip), []).append(device)
+        reserved = {int(prefix.network_address): "the network address", int(prefix.broadcast_address):
+                    "the broadcast address", int(network.gateway): "the gateway"}
+        for address, devices in sorted(owners.items()):
+            where = "services.management.devices" if any(d.name in network.devices for d in devices) else (
+                "services.management.prefix")
+            ip = devices[0].mgmt_ipv4.ip if devices[0].mgmt_ipv4 else address
+            if not int(prefix.network_address) <= address <= int(prefix.broadcast_address):
+                yield error(self.code, where, f"{devices_text(devices)} would get {ip}, outside {prefix}",
+                            "pin it to an address inside the prefix, or use a larger prefix")
+            elif address in reserved:
+                yield error(self.code, where, f"{devices_text(devices)} would get {ip}, {reserved[address]} of"
+                            f" {prefix}", "pin it elsewhere (services.management.devices), or move the gateway")
+            if len(devices) > 1:
+                yield error(self.code, where, f"{devices_text(devices)} would all get {ip}: a management prefix"
+                            f" {prefix} cut into {slot_count(ctx.fabric.addressing.max_zones)} slots is too small"
+                            " for the zone, or two pins collide",
+                            "use a larger services.management.prefix, lower addressing.max_zones, or fix the pins")

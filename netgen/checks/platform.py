@@ -157,3 +157,20 @@ class UnverifiedPlatformItems:
                           f" source: {items}",
                           "verify each on a device of this model and release, then update the catalog"
                           " (a model of your own with `extends:` can drop the item)")
+
+
+@register
+class SonicManagementVrf:
+    code: ClassVar[str] = "NG508"
+    title: ClassVar[str] = "SONiC's management VRF is named mgmt"
+
+    def run(self, ctx: DesignContext) -> Iterator[Finding]:
+        network = ctx.fabric.services.management
+        if network is None or network.vrf == "mgmt":
+            return
+        sonic = [d for d in ctx.topology.devices.values() if d.nos == "sonic"]
+        if sonic:
+            yield error(self.code, "services.management.vrf",
+                        f"vrf {network.vrf!r}: SONiC's management VRF is always 'mgmt' (MGMT_VRF_CONFIG turns it"
+                        f" on; sonic-mgmt_vrf.yang), and {devices_text(sonic)} run SONiC",
+                        "use vrf: mgmt (EOS accepts any name)")

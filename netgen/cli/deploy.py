@@ -85,12 +85,13 @@ def _access_options(command: Any) -> Any:
 
 
 def _prepare(fabric: str, limit: str | None, configs: Path | None, credentials_file: Path | None,
-             known_hosts: Path | None, insecure: bool, as_json: bool, render: bool = True) -> DeployTarget:
+             known_hosts: Path | None, insecure: bool, as_json: bool, render: bool = True,
+             changes: bool = True) -> DeployTarget:
     loaded, ctx = load_checked(fabric, as_json, "fix them before deploying")
     try:
         target = prepare_target(ctx, loaded.source, limit=limit, configs=configs,
                                 credentials_file=credentials_file, known_hosts=known_hosts,
-                                verify_host_keys=not insecure, render=render)
+                                verify_host_keys=not insecure, render=render, changes=changes)
     except NetgenInputError as exc:
         sys.exit(input_failure(exc, as_json))
     except TargetError as exc:
@@ -113,6 +114,9 @@ def _push_options(command: Any) -> Any:
         click.option("--max-failures", type=int,
                      help="Failed devices tolerated before the rollout stops (canaries: 0; deploy only)."),
         click.option("--change-id", help="Names the EOS config sessions and SONiC checkpoints (default: a timestamp)."),
+        click.option("--remove-unmanaged", is_flag=True,
+                     help="Also remove configuration outside netgen's sections and the device-owned ones"
+                          " (default: deploy.yaml's ownership policy, normally keep it)."),
         click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
                      help="Write the full JSON report (with every diff) here."),
         click.option("--journal", "journal_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -150,7 +154,8 @@ def _plan(target: DeployTarget, as_json: bool, dry_run: bool, params: dict[str, 
     journal = None if dry_run else _journal(params.get("journal_path"), change, as_json, resume)
     options = DeployOptions(change_id=change, dry_run=dry_run, confirm_timeout_s=policy.confirm_timeout_s,
                             post_check_timeout_s=params["post_check_timeout"], max_failures=policy.max_failures,
-                            command_timeout_s=target.deploy.ssh.command_timeout_s, journal=journal)
+                            command_timeout_s=target.deploy.ssh.command_timeout_s, journal=journal,
+                            ownership=target.ownership(bool(params.get("remove_unmanaged"))))
     if not as_json:
         mode = " (dry run)" if dry_run else ""
         out.print(f"{verb}{mode} {change}: {len(target.names)} device(s) in {len(batches)} batch(es)"
@@ -272,7 +277,8 @@ def recover(fabric: str, limit: str | None, configs: Path | None, credentials: P
         if not as_json:
             out.print(f"change {change}: nothing in flight in {escape(str(path))}")
         _conclude(report, report_path, as_json)
-    target = _prepare(fabric, ",".join(pending), configs, credentials, known_hosts, insecure, as_json)
+    target = _prepare(fabric, ",".join(pending), configs, credentials, known_hosts, insecure, as_json,
+                      changes=False)
     chosen = set(select(target.names, target.ctx.topology.devices, limit))  # --limit narrows it further
     if not chosen:
         fail(f"--limit {limit!r} matches none of the devices in flight: {', '.join(pending)}", as_json)
@@ -321,7 +327,8 @@ def rollout(fabric: str, limit: str | None, configs: Path | None, credentials: P
     request = RolloutRequest(playbook=(playbook or DEFAULT_PLAYBOOK).resolve(),
                              fabric=target.fabric_file.resolve(),
                              policy=policy, batches=batches, options=options, configs=configs,
-                             credentials_file=credentials, artifacts=artifacts, extra_vars=extra_vars)
+                             credentials_file=credentials, artifacts=artifacts, extra_vars=extra_vars,
+                             remove_unmanaged=bool(params.get("remove_unmanaged")))
     try:
         with _progress_bar(len(target.names), not as_json) as tick:
             report, run = run_playbook(target, request, progress=tick)
@@ -351,8 +358,19 @@ def _print_report(report: RolloutReport, dry_run: bool) -> None:
         table.add_row(outcome.device, str(outcome.batch), status, str(outcome.changes),
                       escape((outcome.error or "")[:120]))
     out.print(table)
+    for outcome in report.devices.values():
+        owned = outcome.ownership or {}
+        kept, removed = owned.get("kept_unmanaged", []), owned.get("removed_unmanaged", [])
+        if kept or removed:
+            verb = "would keep" if dry_run else "kept"
+            out.print(f"{escape(outcome.device)}: {verb} {len(kept)} line(s) outside netgen's sections, "
+                      f"{'would remove' if dry_run else 'removed'} {len(removed)} (--report FILE lists them)")
     if dry_run:
         for outcome in report.devices.values():
+            gone = (outcome.ownership or {}).get("would_remove", [])
+            if gone:
+                out.print(f"[bold]{escape(outcome.device)}[/]: the change removes {len(gone)} line(s): "
+                          + escape("; ".join(gone[:3])[:200]) + (" ..." if len(gone) > 3 else ""))
             if outcome.diff:
                 lines = outcome.diff.splitlines()
                 out.print(f"[bold]{escape(outcome.device)}[/] ({outcome.changes} change(s)):")
@@ -374,9 +392,9 @@ def _print_report(report: RolloutReport, dry_run: bool) -> None:
 def check(fabric: str, limit: str | None, configs: Path | None, credentials: Path | None, known_hosts: Path | None,
           insecure: bool, workers: int | None, as_json: bool) -> None:
     """Run the device checks read-only: model, every BGP session, PFC, watchdog, remaining diff."""
-    target = _prepare(fabric, limit, configs, credentials, known_hosts, insecure, as_json)
+    target = _prepare(fabric, limit, configs, credentials, known_hosts, insecure, as_json, changes=False)
     ctx, deploy_file, names, files = target.ctx, target.deploy, target.names, target.files
-    drivers = load_drivers()
+    drivers, ownership = load_drivers(), target.ownership()
     nr = make_nornir(nornir_inventory(ctx.topology, deploy_file, names, target.credentials, target.known_hosts),
                      workers or deploy_file.rollout.workers)
     results: dict[str, list[CheckResult]] = {}
@@ -385,7 +403,8 @@ def check(fabric: str, limit: str | None, configs: Path | None, credentials: Pat
         device = ctx.topology.devices[task.host.name]
         try:
             conn = task.host.get_connection("netmiko", task.nornir.config)
-            driver = drivers[device.nos](conn, device, files[device.name], "check", deploy_file.ssh.command_timeout_s)
+            driver = drivers[device.nos](conn, device, files[device.name], "check", deploy_file.ssh.command_timeout_s,
+                                         ownership[device.nos])
             peers = tuple(n.address for n in bgp_plan(ctx, device).neighbors)
             checks = post_checks(ctx, device, peers, {})
             results[device.name] = [c.run(driver) for c in checks]

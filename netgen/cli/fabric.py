@@ -34,7 +34,9 @@ from netgen.cli.common import (
 from netgen.intent import NetgenInputError
 from netgen.intent.schema import catalog_schema, fabric_schema
 from netgen.platforms.base import RenderError
+from netgen.platforms.custom import CustomConfigError
 from netgen.platforms.render import OutputDirError, render_fabric
+from netgen.topology.effective import EffectiveSettings, effective_settings
 
 
 @cli.command()
@@ -67,13 +69,18 @@ def validate(fabric: str, as_json: bool) -> None:
 
 @cli.command()
 @fabric_argument
+@click.option("--device", "device", metavar="NAME",
+              help="One switch's effective settings and the fabric-file path each came from.")
 @json_option
-def show(fabric: str, as_json: bool) -> None:
+def show(fabric: str, device: str | None, as_json: bool) -> None:
     """Summarise FABRIC: devices per tier, links, GPUs, oversubscription, buffer budget, pools."""
     try:
         _, ctx, findings = load(fabric)
     except NetgenInputError as exc:
         sys.exit(input_failure(exc, as_json))
+    if device is not None:
+        require_devices(ctx, (device,))
+        _show_device(effective_settings(ctx.fabric, ctx.topology.devices[device]), findings, as_json)
     summary = summarize(ctx)
     errors, warnings = counts(findings)
     code = EXIT_DESIGN if errors else EXIT_OK
@@ -85,6 +92,30 @@ def show(fabric: str, as_json: bool) -> None:
     _print_summary(summary)
     print_findings(findings)
     out.print(f"{errors} design error(s), {warnings} warning(s)")
+    sys.exit(code)
+
+
+def _show_device(settings: EffectiveSettings, findings: list[Any], as_json: bool) -> None:
+    errors, warnings = counts(findings)
+    code = EXIT_DESIGN if errors else EXIT_OK
+    if as_json:
+        emit_json({**settings.as_dict(), "exit_code": code, "errors": errors, "warnings": warnings})
+        sys.exit(code)
+    table = Table(title=f"{escape(settings.device)}: effective settings", title_justify="left")
+    for column in ("setting", "value", "from"):
+        table.add_column(column)
+    for s in settings.settings:
+        table.add_row(escape(s.name), escape(s.value), escape(s.source))
+    out.print(table)
+    if settings.custom_config:
+        blocks = Table(title="custom_config, in the order applied", title_justify="left")
+        for column in ("block", "layer", "from", "parts", "state"):
+            blocks.add_column(column)
+        for b in settings.custom_config:
+            state = f"replaced by {b.replaced_by}" if b.replaced_by else "applied"
+            blocks.add_row(escape(b.name), b.layer, b.source, ", ".join(b.nos), state)
+        out.print(blocks)
+    out.print(f"{errors} design error(s), {warnings} warning(s) in the fabric")
     sys.exit(code)
 
 
@@ -189,6 +220,12 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
         else:
             err.print(f"[bold red]error[/]: {escape(str(exc))}")
         sys.exit(EXIT_INPUT)
+    except CustomConfigError as exc:  # a block in the fabric file: input, exit 2
+        if as_json:
+            emit_json({"ok": False, "exit_code": EXIT_INPUT, "error": str(exc), "written": False})
+        else:
+            err.print(f"[bold red]error[/]: {escape(str(exc))}; nothing was written")
+        sys.exit(EXIT_INPUT)
     except RenderError as exc:
         if as_json:
             emit_json({"ok": False, "exit_code": EXIT_INTERNAL, "render_error": str(exc), "written": False})
@@ -198,7 +235,8 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
     payload = {"ok": True, "exit_code": EXIT_OK, "output": None if check else str(result.output),
                "checked_only": check, "devices": len(result.devices),
                "files": result.files, "bytes": result.bytes, "warnings": warnings,
-               "skipped": {nos: len(names) for nos, names in result.skipped.items()}}
+               "skipped": {nos: len(names) for nos, names in result.skipped.items()},
+               "unchecked": result.unchecked}
     if as_json:
         emit_json(payload)
     else:
@@ -207,6 +245,8 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
                   f" {result.bytes / 1e6:.1f} MB, all accepted by their NOS models; {where}")
         for nos, names in sorted(result.skipped.items()):
             out.print(f"[yellow]skipped[/] {len(names)} {nos} device(s): no {nos} renderer yet")
+        for note in result.unchecked:
+            out.print(f"[yellow]not checked[/] {escape(note)}")
     sys.exit(EXIT_OK)
 
 

@@ -128,7 +128,7 @@ def _options(params: dict[str, Any], target: DeployTarget, change_id: str, check
         return str(exc)
     return DeployOptions(change_id=change_id, dry_run=check_mode, confirm_timeout_s=rollout.confirm_timeout_s,
                          post_check_timeout_s=post_check, command_timeout_s=target.deploy.ssh.command_timeout_s,
-                         journal=journal)
+                         journal=journal, ownership=target.ownership(bool(params.get("remove_unmanaged"))))
 
 
 def result_of(outcome: DeviceOutcome, check_mode: bool) -> dict[str, Any]:

@@ -75,6 +75,7 @@ class RolloutRequest:
     credentials_file: Path | None = None
     artifacts: Path | None = None  # keep ansible-runner's private data dir here
     extra_vars: Mapping[str, Any] = field(default_factory=dict)
+    remove_unmanaged: bool = False  # --remove-unmanaged, passed to every device's task
 
 
 def extravars(target: DeployTarget, request: RolloutRequest) -> dict[str, Any]:
@@ -87,6 +88,7 @@ def extravars(target: DeployTarget, request: RolloutRequest) -> dict[str, Any]:
         "netgen_confirm_timeout": request.options.confirm_timeout_s,
         "netgen_post_check_timeout": request.options.post_check_timeout_s,
         "netgen_verify_host_keys": target.known_hosts is not None,
+        "netgen_remove_unmanaged": request.remove_unmanaged,
     }
     if target.known_hosts is not None:
         values["netgen_known_hosts"] = str(target.known_hosts.resolve())

@@ -30,6 +30,7 @@ from nornir.core.plugins.connections import ConnectionPluginRegister
 from nornir.plugins.runners import ThreadedRunner
 from pydantic import Field, SecretStr, StringConstraints
 
+from netgen.deploy.ownership import NosOwnership
 from netgen.intent.errors import InputProblem, NetgenInputError
 from netgen.intent.problems import validate
 from netgen.intent.types import IntentModel, SafeName
@@ -81,6 +82,8 @@ class DeployFile(IntentModel):
     management: Management = Field(default_factory=Management)
     ssh: SshSettings = Field(default_factory=SshSettings)
     rollout: RolloutPolicy = Field(default_factory=RolloutPolicy)
+    ownership: dict[SafeName, NosOwnership] = Field(
+        default_factory=dict, description="Per NOS: what a deploy replaces, keeps and may remove (ownership.py).")
 
 
 def load_deploy(fabric_dir: Path) -> DeployFile:
@@ -93,7 +96,7 @@ def load_deploy(fabric_dir: Path) -> DeployFile:
         return DeployFile()
     if not isinstance(data, dict):
         raise NetgenInputError([InputProblem(str(path), "", "the top level must be a mapping", 1, 1,
-                                             allowed="management:, ssh:, rollout:")])
+                                             allowed="management:, ssh:, rollout:, ownership:")])
     return validate(DeployFile, data, marks, str(path))
 
 

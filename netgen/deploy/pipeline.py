@@ -41,8 +41,9 @@ from netgen.deploy.checks import (
     VerifyNoPfcStorm,
     VerifyPfcEnabled,
 )
-from netgen.deploy.drivers.base import HOLDS_NEW, HOLDS_OLD, Driver, Readback, load_drivers
+from netgen.deploy.drivers.base import HOLDS_NEW, HOLDS_OLD, Driver, Readback, default_ownership, load_drivers
 from netgen.deploy.journal import ROLLOUT, Journal, State
+from netgen.deploy.ownership import Ownership
 from netgen.deploy.rollout import Batch
 from netgen.platforms.routing import bgp_plan
 from netgen.topology.model import Device
@@ -73,6 +74,7 @@ class DeviceOutcome:
     stage: str = ""  # the last stage reached
     changes: int = 0
     diff: str = ""
+    ownership: dict[str, Any] | None = None  # what the change keeps, removes and refused (OwnershipReport)
     checks: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
     readback: dict[str, Any] | None = None  # what the device was seen holding after the last step
@@ -125,6 +127,10 @@ class DeployOptions:
     max_failures: int = 0
     command_timeout_s: float = 120.0  # one command; a dropped session shows up as this timeout
     journal: Journal | None = None  # None: not journaled (dry runs need none)
+    ownership: Mapping[str, Ownership] = field(default_factory=dict)  # per NOS; absent: the driver's default
+
+    def ownership_of(self, nos: str) -> Ownership:
+        return self.ownership.get(nos) or default_ownership(nos)
 
 
 def select(names: list[str], devices: Mapping[str, Device], limit: str | None) -> list[str]:
@@ -212,6 +218,7 @@ def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: Depl
         outcome.enter("diff")
         staged = driver.stage()
         outcome.diff, outcome.changes = staged.text, staged.changes
+        outcome.ownership = staged.detail.get("ownership")
         before = staged.detail.get("before")
         if options.dry_run or staged.empty:
             driver.discard()
@@ -379,7 +386,8 @@ def run_rollout(nr: Nornir, ctx: DesignContext, batches: list[Batch], files: Map
 
         def connect() -> Driver:
             conn = task.host.get_connection("netmiko", task.nornir.config)
-            return drivers[device.nos](conn, device, files[name], options.change_id, options.command_timeout_s)
+            return drivers[device.nos](conn, device, files[name], options.change_id, options.command_timeout_s,
+                                       options.ownership_of(device.nos))
 
         def reconnect() -> Driver:
             task.host.close_connection("netmiko")

@@ -70,7 +70,8 @@ def recover_change(nr: Nornir, ctx: DesignContext, view: JournalView, files: Map
         device, outcome, record = ctx.topology.devices[name], report.devices[name], records[name]
         try:
             conn = task.host.get_connection("netmiko", task.nornir.config)
-            driver = drivers[device.nos](conn, device, files[name], options.change_id, options.command_timeout_s)
+            driver = drivers[device.nos](conn, device, files[name], options.change_id, options.command_timeout_s,
+                                         options.ownership_of(device.nos))
         except Exception as exc:
             outcome.status, outcome.error = Status.UNCONFIRMED, f"connect: {type(exc).__name__}: {exc}"[:800]
         else:

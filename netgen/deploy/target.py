@@ -8,11 +8,20 @@ start here, so a problem is refused the same way whichever door the push came th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from ipaddress import ip_address
 from pathlib import Path
 
 from netgen.checks import DesignContext, Finding, Severity, load_and_check
-from netgen.deploy.drivers.base import load_drivers
-from netgen.deploy.inventory import Credentials, CredentialsError, DeployFile, load_credentials, load_deploy
+from netgen.deploy.drivers.base import DEFAULT_OWNERSHIP, load_drivers
+from netgen.deploy.inventory import (
+    Credentials,
+    CredentialsError,
+    DeployFile,
+    device_access,
+    load_credentials,
+    load_deploy,
+)
+from netgen.deploy.ownership import Ownership, resolve
 from netgen.deploy.pipeline import select
 from netgen.intent import LoadedFabric
 from netgen.lab.adapters import rendered_files
@@ -39,6 +48,11 @@ class DeployTarget:
     credentials: Credentials
     known_hosts: Path | None  # None: host keys are not verified (explicitly requested)
 
+    def ownership(self, remove_unmanaged: bool = False) -> dict[str, Ownership]:
+        """Per NOS: deploy.yaml's `ownership:` over the drivers' defaults."""
+        return {nos: resolve(self.deploy.ownership.get(nos), default, remove_unmanaged)
+                for nos, default in DEFAULT_OWNERSHIP.items()}
+
 
 def design_errors(findings: list[Finding]) -> list[Finding]:
     return [f for f in findings if f.severity is Severity.ERROR]
@@ -55,20 +69,54 @@ def load_context(fabric: str | Path) -> tuple[LoadedFabric, DesignContext]:
     return loaded, ctx
 
 
+def management_moves(ctx: DesignContext, deploy: DeployFile, names: list[str]) -> list[str]:
+    """Switches the deploy would reach over the management network at an address their rendered
+    config takes away (services.management gives them another): the SSH session would drop in the
+    middle of the change, and the commit-confirm timer would roll it back out of reach of the report.
+    Hosts given as DNS names are left to the SSH client: netgen does not resolve them."""
+    network = ctx.fabric.services.management
+    if network is None:
+        return []
+    moves: list[str] = []
+    for name in names:
+        device = ctx.topology.devices[name]
+        host, _ = device_access(deploy, device)
+        try:
+            reached = ip_address(host)
+        except ValueError:
+            continue
+        if device.mgmt_ipv4 is not None and reached in network.prefix and reached != device.mgmt_ipv4.ip:
+            moves.append(f"{name} is reached at {reached}, and the intent gives it {device.mgmt_ipv4.ip}")
+    return moves
+
+
 def prepare_target(ctx: DesignContext, fabric_file: Path, *, limit: str | None = None, configs: Path | None = None,
                    credentials: Credentials | None = None, credentials_file: Path | None = None,
                    known_hosts: Path | None = None, verify_host_keys: bool = True,
-                   render: bool = True) -> DeployTarget:
+                   render: bool = True, changes: bool = True) -> DeployTarget:
     """Everything but the connection. `credentials` given directly win over `credentials_file`, which
     wins over the NETGEN_* environment variables. `render=False` skips rendering (the caller only
-    needs the selection and access, e.g. to hand each device's push to Ansible)."""
+    needs the selection and access, e.g. to hand each device's push to Ansible). `changes=False` for
+    what only reads or restores (`netgen check`, `netgen recover`): it may reach a switch anywhere."""
     deploy = load_deploy(fabric_file.parent)  # NetgenInputError: its problems name the file, the field and the fix
     names = select(list(ctx.topology.devices), ctx.topology.devices, limit)
     if not names:
         raise TargetError(f"--limit {limit!r} matches no device")
-    unsupported = sorted({ctx.topology.devices[n].nos for n in names} - load_drivers().keys())
+    drivers = load_drivers()
+    unsupported = sorted({ctx.topology.devices[n].nos for n in names} - drivers.keys())
     if unsupported:
         raise TargetError(f"no deploy driver for {', '.join(unsupported)}")
+    unknown = sorted(deploy.ownership.keys() - drivers.keys())
+    if unknown:
+        raise TargetError(f"{fabric_file.parent / 'deploy.yaml'}: ownership.{unknown[0]}: no deploy driver for"
+                          f" {unknown[0]!r}; use one of {', '.join(sorted(drivers))}")
+    moves = management_moves(ctx, deploy, names) if changes else []
+    if moves:
+        raise TargetError(f"{fabric_file.parent / 'deploy.yaml'}: {len(moves)} switch(es) would lose the address the"
+                          f" deploy reaches them at: {'; '.join(moves[:3])}{' ...' if len(moves) > 3 else ''}. Move"
+                          " a management address from the console (or out of band), then point"
+                          " management.devices.NAME.host at the new one; or pin the switch's current address in the"
+                          " fabric file's services.management.devices")
     files: dict[str, dict[str, str]] = {}
     if render:
         try:

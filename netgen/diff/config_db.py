@@ -10,7 +10,8 @@ deletes them and a converged device shows no diff.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,10 +31,12 @@ DEVICE_OWNED_TABLES = ("MGMT_INTERFACE", "MGMT_PORT", "MGMT_VRF_CONFIG", "NTP", 
                        "VERSIONS", "DHCP_SERVER", "TELEMETRY", "GNMI", "RESTAPI", "CONTAINER_FEATURE")
 
 
-def overlay_device_owned(intended: Mapping[str, Any], running: Mapping[str, Any]) -> ConfigDb:
-    """The intended config plus what the device owns, taken from its running config."""
+def overlay_device_owned(intended: Mapping[str, Any], running: Mapping[str, Any],
+                         tables: Iterable[str] = DEVICE_OWNED_TABLES) -> ConfigDb:
+    """The intended config plus what the device owns, taken from its running config: whole `tables`
+    the intent does not render, and the device's own fields of rendered entries."""
     result: ConfigDb = copy.deepcopy(dict(intended))
-    for table in DEVICE_OWNED_TABLES:
+    for table in tables:
         if table in running and table not in result:
             result[table] = copy.deepcopy(running[table])
     for table, fields in DEVICE_OWNED_FIELDS.items():
@@ -132,12 +135,39 @@ class FieldChange:
     new: Any  # None for "remove"
 
     def render(self) -> str:
-        where = f"{self.table}|{self.key}" + (f".{self.field}" if self.field else "")
+        """One line for people, with secrets masked (a diff may reach a PR comment or a log)."""
+        key = "***" if self.table in SECRET_KEY_TABLES else self.key
+        where = f"{self.table}|{key}" + (f".{self.field}" if self.field else "")
+        old, new = (_masked(self.table, self.field, v) for v in (self.old, self.new))
         if self.kind == "add":
-            return f"+ {where} = {self.new}"
+            return f"+ {where} = {new}"
         if self.kind == "remove":
-            return f"- {where} (was {self.old})"
-        return f"~ {where}: {self.old} -> {self.new}"
+            return f"- {where} (was {old})"
+        return f"~ {where}: {old} -> {new}"
+
+
+# CONFIG_DB fields that hold a secret in clear (SONiC YANG: sonic-system-tacacs/-radius `passkey`,
+# sonic-snmp SNMP_USER `SNMP_USER_AUTH_PASSWORD` / `SNMP_USER_ENCRYPTION_PASSWORD`, sonic-ntp NTP_KEY
+# `value`), and tables whose key is one (SNMP_COMMUNITY: the community string).
+SECRET_FIELD = re.compile(r"pass|secret|(^|_)key$", re.IGNORECASE)
+SECRET_VALUE_TABLES = ("NTP_KEY",)
+SECRET_KEY_TABLES = ("SNMP_COMMUNITY",)
+
+
+def _masked(table: str, field: str, value: Any) -> Any:
+    if value is None:
+        return None
+    if field:
+        secret = SECRET_FIELD.search(field) or (table in SECRET_VALUE_TABLES and field == "value")
+        return "***" if secret else value
+    if isinstance(value, dict):  # a whole row
+        return {name: _masked(table, name, v) for name, v in value.items()}
+    return value
+
+
+def mask_row(table: str, key: str) -> str:
+    """`TABLE|key` for a report, the key masked where it is a secret."""
+    return f"{table}|{'***' if table in SECRET_KEY_TABLES else key}"
 
 
 def semantic_diff(running: Mapping[str, Any], target: Mapping[str, Any]) -> list[FieldChange]:

@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from netgen.diff.config_db import semantic_diff
+from netgen.diff.config_db import FieldChange, semantic_diff
 from netgen.intent import NetgenInputError, load_fabric
+from netgen.platforms.custom import PROVENANCE_FILE
 from netgen.topology import expand
 
 RenderedTree = dict[str, dict[str, str]]  # device -> file name -> content
@@ -350,10 +351,29 @@ def _config_db(text: str) -> dict[str, Any] | None:
     return data
 
 
+def _custom_rows(files: dict[str, str]) -> dict[str, str]:
+    """`TABLE|key.field` -> custom_config block name, from a SONiC device's custom-config.json."""
+    try:
+        data = json.loads(files.get(PROVENANCE_FILE, "{}"))
+        rows = data.get("config_db", {}) if isinstance(data, dict) else {}
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in rows.items()} if isinstance(rows, dict) else {}
+
+
+def _marked(change: FieldChange, line: str, origin: dict[str, str]) -> str:
+    """A CONFIG_DB change line, marked when a custom_config block (not netgen) wrote the field."""
+    fields = [change.field] if change.field else list((change.new or change.old or {}).keys())
+    names = sorted({origin[f"{change.table}|{change.key}.{name}"] for name in fields
+                    if f"{change.table}|{change.key}.{name}" in origin})
+    return line + (f"  [custom_config {', '.join(names)}]" if names else "")
+
+
 def diff_device(device: str, old: dict[str, str] | None, new: dict[str, str] | None) -> DeviceDiff | None:
     kind = "added" if old is None else "removed" if new is None else "changed"
     result = DeviceDiff(device, kind)
     old, new = old or {}, new or {}
+    origin = {**_custom_rows(old), **_custom_rows(new)}
     for name in sorted(old.keys() | new.keys()):
         before, after = old.get(name, ""), new.get(name, "")
         if before == after:
@@ -362,7 +382,7 @@ def diff_device(device: str, old: dict[str, str] | None, new: dict[str, str] | N
         new_db = _config_db(after) if old_db is not None else None
         if old_db is not None and new_db is not None:
             changes = semantic_diff(old_db, new_db)
-            lines = [c.render() for c in changes]
+            lines = [_marked(c, c.render(), origin) for c in changes]
             result.added += sum(1 for c in changes if c.kind != "remove")
             result.removed += sum(1 for c in changes if c.kind != "add")
             if any(c.table in QOS_TABLES for c in changes):

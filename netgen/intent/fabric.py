@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
+from netgen.intent.custom import CustomConfig
+from netgen.intent.services import Services
 from netgen.intent.types import (
     FILE_PATH_PATTERN,
     HOSTNAME_PREFIX_PATTERN,
@@ -392,3 +394,10 @@ class Fabric(IntentModel):
     qos: Qos = Field(default_factory=Qos, description="Traffic classes, PFC, ECN, PFC watchdog.")
     hashing: Hashing = Field(default_factory=Hashing, description="ECMP hashing.")
     buffers: Buffers = Field(default_factory=Buffers, description="Buffer policy per tier.")
+    services: Services = Field(
+        default_factory=Services,
+        description="The switches' own services (management, NTP, syslog, DNS, LLDP, sFlow, gNMI, banner).")
+    custom_config: list[CustomConfig] = Field(
+        default_factory=list, max_length=200,
+        description="Configuration netgen does not model (EOS CLI, SONiC CONFIG_DB rows, FRR lines), layered from"
+                    " every switch to one device; it may add to netgen's output, never change it.")

@@ -32,6 +32,7 @@ from netgen.lab.plan import (
     select_devices,
 )
 from netgen.platforms.base import template_env
+from netgen.platforms.custom import CustomConfigError
 from netgen.platforms.eos.view import build_view as eos_view
 from netgen.platforms.render import MARKER, render_devices
 from netgen.platforms.routing import BgpPlan
@@ -136,7 +137,10 @@ def rendered_files(ctx: DesignContext, devices: list[Device], configs: Path | No
     """Each device's rendered files: rendered now (and checked, as `netgen render` does), or read
     from a `netgen render` output directory so the lab runs exactly the files under review."""
     if configs is None:
-        rendered, _ = render_devices(ctx, devices)
+        try:
+            rendered, _ = render_devices(ctx, devices)
+        except CustomConfigError as exc:  # the fabric file's block, not netgen: exit 2 like any input error
+            raise LabSliceError(str(exc)) from None
         return {name: {f.name: f.content for f in files} for name, files in rendered.items()}
     if not (configs / MARKER).is_file():
         raise LabSliceError(f"{configs}: not a `netgen render` output directory (no {MARKER})")

@@ -25,6 +25,7 @@ TEMPLATE_ROOT = Path(__file__).resolve().parent.parent.parent / "templates"
 class RenderedFile:
     name: str  # file name inside the device's output directory, e.g. "config_db.json"
     content: str
+    unchecked: str | None = None  # why part of this file could not be checked here (the render says so)
 
 
 class RenderError(Exception):

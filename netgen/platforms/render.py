@@ -65,6 +65,7 @@ class RenderResult:
     files: int = 0
     bytes: int = 0
     skipped: dict[str, list[str]] = field(default_factory=dict)  # nos -> devices without a renderer
+    unchecked: list[str] = field(default_factory=list)  # what no check here could read (RenderedFile.unchecked)
 
 
 def render_devices(ctx: DesignContext, devices: Iterable[Device],
@@ -426,9 +427,11 @@ def render_fabric(ctx: DesignContext, output: Path | None, names: list[str] | No
         check_output_dir(output)  # refuse before spending the render time
     devices = [ctx.topology.devices[n] for n in names] if names else list(ctx.topology.devices.values())
     rendered, skipped = render_devices(ctx, devices, progress)
+    unchecked = [f.unchecked for name in sorted(rendered) for f in rendered[name] if f.unchecked]
     if output is None:
         sizes = [len(f.content.encode("utf-8")) for files in rendered.values() for f in files]
         return RenderResult(output=Path(), devices=sorted(rendered), files=len(sizes), bytes=sum(sizes),
-                            skipped=skipped)
+                            skipped=skipped, unchecked=unchecked)
     files, size = write_atomically(rendered, output)
-    return RenderResult(output=output, devices=sorted(rendered), files=files, bytes=size, skipped=skipped)
+    return RenderResult(output=output, devices=sorted(rendered), files=files, bytes=size, skipped=skipped,
+                        unchecked=unchecked)

@@ -16,10 +16,12 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterator
+from dataclasses import replace
 from ipaddress import IPv4Interface, IPv4Network, IPv6Interface, IPv6Network
 
 from netgen.intent.catalog import Catalog
 from netgen.intent.fabric import Aggregation, Fabric, Zone
+from netgen.intent.services import ManagementNetwork
 from netgen.topology.addressing import Region, host_prefix_length, pool_slot, slot_count
 from netgen.topology.model import (
     BgpSession,
@@ -147,7 +149,26 @@ class _Builder:
                 self._aggregation_links(zone, fabric.aggregation)
         for ports in self.topology.ports.values():
             ports.sort(key=lambda p: (p.cage, p.lane_offset))
+        if fabric.services.management is not None:
+            self._management(fabric.services.management)
         return self.topology
+
+    def _management(self, network: ManagementNetwork) -> None:
+        """One management address per switch, by position like the loopbacks: slot 0 for the ATSW
+        layer, slot N for zone N; RTSWs by rack number in the lower half of their slot, CTSWs and
+        ATSWs by number in the upper half (a slot's first address stays unused, so the usual .1
+        gateway of slot 0 is free). `devices` pins a switch to an IPAM address instead. NG205
+        reports overflows, collisions and addresses that are the gateway or outside the prefix."""
+        prefix = network.prefix
+        for name, device in list(self.topology.devices.items()):
+            pinned = network.devices.get(name)
+            if pinned is not None:
+                address = int(pinned)
+            else:
+                region = self.pools.region(prefix, ATSW_SLOT if device.zone is None else device.zone)
+                lower, upper = region.halves()
+                address = (lower if device.role is Role.RTSW else upper).at(device.number)
+            self.topology.devices[name] = replace(device, mgmt_ipv4=_v4(address, prefix.prefixlen))
 
     def _atsw_devices(self, aggregation: Aggregation) -> None:
         fabric = self.fabric

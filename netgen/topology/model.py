@@ -45,6 +45,7 @@ class Device:
     host_gateway_ipv4: IPv4Interface | None = None
     host_subnet_ipv6: IPv6Network | None = None
     host_gateway_ipv6: IPv6Interface | None = None
+    mgmt_ipv4: IPv4Interface | None = None  # out-of-band management address (services.management)
 
 
 @dataclass(frozen=True, slots=True)

@@ -520,6 +520,42 @@ CASES: list[Case] = [
          combine(setting("qos.pfc_watchdog.detection_time_ms", 105), setting("qos.pfc_watchdog.tiers", ["ctsw"])),
          None),
     Case("NG506", "eos-watchdog-110ms", setting("qos.pfc_watchdog.detection_time_ms", 110), None),
+    # NG205: management addresses. The small example: 192.168.0.0/20 cut into 16 /24 slots; atsw01 is the
+    # slot-0 upper half's first address (192.168.0.129), z01-rtsw001 192.168.1.1, z01-ctsw01 192.168.1.129.
+    Case("NG205", "gateway-is-atsw01", setting("services.management.gateway", "192.168.0.129"), ERROR,
+         ("atsw01 would get 192.168.0.129, the gateway",)),
+    Case("NG205", "pin-collides", setting("services.management.devices", {"z01-rtsw002": "192.168.1.1"}), ERROR,
+         ("z01-rtsw001", "z01-rtsw002", "would all get 192.168.1.1")),
+    Case("NG205", "pin-outside", setting("services.management.devices", {"z01-rtsw002": "10.9.9.9"}), ERROR,
+         "z01-rtsw002 would get 10.9.9.9, outside 192.168.0.0/20"),
+    Case("NG205", "pin-unknown", setting("services.management.devices", {"z09-rtsw001": "192.168.9.9"}), ERROR,
+         "not switches of this fabric: z09-rtsw001"),
+    Case("NG205", "prefix-too-small", setting("services.management.prefix", "192.168.0.0/26"), ERROR,
+         "would all get"),
+    Case("NG205", "pin-elsewhere", setting("services.management.devices", {"z01-rtsw002": "192.168.15.200"}), None),
+    Case("NG205", "no-management", remove("services"), None),
+    # NG508: SONiC's management VRF is always mgmt (zone 1 runs SONiC RTSWs)
+    Case("NG508", "sonic-vrf-MGMT", setting("services.management.vrf", "MGMT"), ERROR,
+         "SONiC's management VRF is always 'mgmt'"),
+    Case("NG508", "eos-only-vrf-MGMT",
+         combine(setting("services.management.vrf", "MGMT"), zone(0, rtsw_model="arista-7060x6-64pe-eos")), None),
+    # NG601-NG603: custom_config (the small example's blocks: lanz everywhere, snmp-location zone 1 and
+    # z01-rtsw001, frr-log-precision on RTSWs, errdisable-recovery zone 2 and z02-rtsw001)
+    Case("NG601", "unknown-device", append("custom_config", {"name": "x", "devices": ["z01-rtsw009"],
+                                                             "eos_cli": "queue-monitor length\n"}), ERROR,
+         "names switches the fabric does not have: z01-rtsw009"),
+    Case("NG601", "unknown-zone", append("custom_config", {"name": "x", "zones": [3],
+                                                           "eos_cli": "queue-monitor length\n"}), ERROR,
+         "names zones the fabric does not have: 3"),
+    Case("NG601", "example", lambda data: None, None),
+    Case("NG602", "frr-on-eos-only", append("custom_config", {"name": "x", "zones": [2], "frr": "log syslog\n"}),
+         WARNING, "its frr reaches no switch: none of the"),
+    Case("NG602", "example", lambda data: None, None),
+    Case("NG603", "same-name-same-layer", append("custom_config", {"name": "errdisable-recovery", "zones": [1, 2],
+                                                                   "eos_cli": "errdisable recovery interval 60\n"}),
+         ERROR, "two custom_config blocks named 'errdisable-recovery' of the same layer (zone)"),
+    Case("NG603", "same-name-narrower", append("custom_config", {"name": "lanz", "tiers": ["rtsw"],
+                                                                 "eos_cli": "queue-monitor length\n"}), None),
 ]
 
 

@@ -19,8 +19,10 @@ from tests.conftest import run_cli, topology_of
 MODELS = {"arista-7804r3a-36p-eos": "DCS-7804R3A", "arista-7808r3a-36p-eos": "DCS-7808R3A",
           "arista-7060x6-64pe-eos": "DCS-7060X6-64PE"}
 PASSWORD = "Sw1tch-Passw0rd-91x"  # the emulator login: must never show up in output
+# What the switch owns and the intent never renders: kept by every deploy (the small example renders
+# the management interface itself, services.management).
 OWNED = ("username admin privilege 15 role network-admin secret sha512 $6$rounds=5000$netgen$notarealhash\n"
-         "interface Management1\n   ip address 192.0.2.10/24\n")
+         "management ssh\n   idle-timeout 60\n")
 
 
 @dataclass
@@ -55,7 +57,8 @@ def body(config: str) -> list[str]:
 
 
 def make_site(tmp_path: Path, source: Path, names: list[str] | None, converged: bool,
-          monkeypatch: pytest.MonkeyPatch) -> Iterator[Site]:
+          monkeypatch: pytest.MonkeyPatch, extra: str = "", ownership: dict | None = None) -> Iterator[Site]:
+    """`extra`: more running config on every device; `ownership`: deploy.yaml's ownership section."""
     folder = tmp_path / "site"
     folder.mkdir()
     for item in source.parent.glob("*.yaml"):  # the fabric and its catalog, if it has one
@@ -68,13 +71,15 @@ def make_site(tmp_path: Path, source: Path, names: list[str] | None, converged: 
     rendered = {n: (out / n / f"{n}.cfg").read_text() for n in names}
     specs = {}
     for name in names:
-        initial = (rendered[name] + OWNED) if converged else f"hostname {name}\n{OWNED}"
+        # the emulator stops reading at `end`: the owned block goes before it
+        base = rendered[name].removesuffix("end\n") if converged else f"hostname {name}\n"
+        initial = base + OWNED + extra
         specs[name] = EosDeviceSpec(name, model=MODELS[topology.devices[name].model], config=initial)
     fleet = EosFleet.start(specs, password=PASSWORD)
     deploy = {"management": {"devices": {n: {"host": fleet.endpoint(n)[0], "port": fleet.endpoint(n)[1]}
                                          for n in names}},
               "ssh": {"known_hosts": str(fleet.known_hosts_path), "command_timeout_s": 5},
-              "rollout": {"workers": 20, "confirm_timeout_s": 120}}
+              "rollout": {"workers": 20, "confirm_timeout_s": 120}, **({"ownership": ownership} if ownership else {})}
     (folder / "deploy.yaml").write_text(yaml.safe_dump(deploy))
     monkeypatch.setenv("NETGEN_USERNAME", fleet.username)
     monkeypatch.setenv("NETGEN_PASSWORD", fleet.password)

@@ -36,7 +36,7 @@ def test_deploy_converges_and_keeps_management_then_second_run_is_unchanged(fres
         owned = set(body(OWNED))
         assert [line for line in body(running) if line not in owned] == body(fresh.rendered[name])
         # device-owned blocks survive the replace-style session; the secret never reaches the report
-        assert "interface Management1" in running and "secret sha512" in running
+        assert "management ssh" in running and "secret sha512" in running
         assert fresh.commits(name) == ["commit-timer"]
         assert [e.kind for e in fresh.fleet.device(name).history][-2:] == ["confirm", "write"]
     assert "notarealhash" not in json.dumps(report)

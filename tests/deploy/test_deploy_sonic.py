@@ -21,9 +21,9 @@ from netmiko import ConnectHandler
 
 from netgen.checks import DesignContext
 from netgen.deploy.drivers.base import load_drivers
-from netgen.deploy.drivers.sonic import frr_digest
+from netgen.deploy.drivers.sonic import SONIC_OWNERSHIP, frr_digest
 from netgen.intent import load_fabric
-from netgen.lab import endpoints
+from netgen.lab import endpoints, sonic_shim
 from netgen.lab.adapters import lab_inputs, rendered_files
 from netgen.lab.netns import NetnsBackend
 from netgen.lab.netns import prerequisites as lab_prerequisites
@@ -285,7 +285,7 @@ def test_5e_an_unconfirmed_change_reverts_by_itself(site):
     old_db, old_disk, old_frr = site.running(node), site.frr(node), _frr_running(site, node)
     conn = ConnectHandler(**site.eps[node].netmiko(conn_timeout=15))
     try:
-        driver = load_drivers()["sonic"](conn, device, files, "revert-test", 30.0)
+        driver = load_drivers()["sonic"](conn, device, files, "revert-test", 30.0, SONIC_OWNERSHIP)
         driver.stage()
         driver.commit(6)
     finally:
@@ -300,6 +300,38 @@ def test_5e_an_unconfirmed_change_reverts_by_itself(site):
     time.sleep(1)  # the revert script itself takes a moment once the timer fired
     assert site.running(node) == old_db and site.frr(node) == old_disk and _frr_running(site, node) == old_frr
     assert "netgen-" not in site.ssh(node, "config list-checkpoints") and _leftovers(site, node) == ""
+
+
+def test_5f_tables_netgen_does_not_write_are_kept_unless_removal_is_asked(site):
+    """A VXLAN tunnel and a drop counter on the switch (put straight into the stand-in's CONFIG_DB, as
+    an operator's `config vxlan add` would): tables netgen never writes, not even with `services:`
+    or custom_config. The deploy keeps them and says so; --remove-unmanaged lists them as removed.
+    Only the dry run removes here: the stand-in, like GCU without those YANG models, refuses patches
+    to tables it has no model for."""
+    node = "z01-rtsw001"
+    site.edit({"qos.lossless.weight": 50, "qos.classes.0.weight": 50})
+    path = endpoints.node_sonic_dir(site.lab, node) / sonic_shim.RUNNING_DIR / sonic_shim.RUNNING_FILE
+    config = json.loads(path.read_text())
+    config.update({"VXLAN_TUNNEL": {"vtep1": {"src_ip": "10.0.0.1"}},
+                   "DEBUG_COUNTER": {"DROPS": {"type": "PORT_INGRESS_DROPS"}}})
+    sonic_shim.write_json(path, config)
+
+    def deploy(*args: str) -> tuple[int, dict]:
+        result = run_cli("deploy", str(site.fabric), "--limit", node, "--json", *args)
+        return result.exit_code, json.loads(result.stdout)["devices"][node]
+
+    code, dry = deploy("--dry-run")
+    assert code == 0 and dry["ownership"]["kept_unmanaged"] == ["DEBUG_COUNTER|DROPS", "VXLAN_TUNNEL|vtep1"]
+    assert "MGMT_INTERFACE" not in json.dumps(dry["ownership"]["would_remove"])
+    code, outcome = deploy()
+    assert code == 0 and outcome["status"] in ("changed", "unchanged"), outcome["error"]
+    running = site.running(node)
+    assert running["VXLAN_TUNNEL"] == {"vtep1": {"src_ip": "10.0.0.1"}}
+    assert running["DEBUG_COUNTER"] == {"DROPS": {"type": "PORT_INGRESS_DROPS"}}
+    code, forced = deploy("--dry-run", "--remove-unmanaged")
+    assert code == 0 and forced["ownership"]["removed_unmanaged"] == ["DEBUG_COUNTER|DROPS", "VXLAN_TUNNEL|vtep1"]
+    assert "- VXLAN_TUNNEL|vtep1 (was {'src_ip': '10.0.0.1'})" in forced["ownership"]["would_remove"]
+    assert site.running(node)["VXLAN_TUNNEL"] == {"vtep1": {"src_ip": "10.0.0.1"}}  # a dry run changes nothing
 
 
 def test_6_lab_up_ssh_gives_a_site_that_netgen_deploy_uses_as_is(monkeypatch):

@@ -276,7 +276,7 @@ class FakeConnection:
 def fleet(monkeypatch):
     switches = {name: FakeSwitch(name) for name in CTX.topology.devices}
     monkeypatch.setitem(ConnectionPluginRegister.available, "netmiko", FakeConnection)
-    drivers = {nos: (lambda conn, device, files, change_id, timeout: FakeDriver(switches[device.name]))
+    drivers = {nos: (lambda conn, device, files, change_id, timeout, ownership: FakeDriver(switches[device.name]))
                for nos in ("eos", "sonic")}
     monkeypatch.setattr(pipeline, "load_drivers", lambda: drivers)
     return switches

@@ -209,10 +209,13 @@ def test_checkpoint_apply_patch_and_rollback_restores_exactly(lab, tmp_path):
     ([{"op": "replace", "path": "/PORT/Ethernet0/mtu", "value": "99999"}], "mtu: '99999' is not an integer"),
     ([{"op": "add", "path": "/BUFFER_PG/Ethernet0|5", "value": {"profile": "no_such_profile"}}],
      "profile 'no_such_profile' is not a BUFFER_PROFILE"),
-    ([{"op": "add", "path": "/MGMT_INTERFACE", "value": {"eth0|10.0.0.1/24": {}}}], "tables without YANG models"),
+    ([{"op": "add", "path": "/VXLAN_TUNNEL", "value": {"vtep1": {"src_ip": "10.0.0.1"}}}],
+     "tables without YANG models"),
+    ([{"op": "add", "path": "/MGMT_INTERFACE", "value": {"eth0|10.0.0.1/24": {}}}], "gwaddr: mandatory field missing"),
     ([{"op": "remove", "path": "/PFC_WD/GLOBAL"}], "illegal on field: /PFC_WD/GLOBAL"),
     ([{"op": "remove", "path": "/bgpraw"}], "non-existent object 'bgpraw'"),
-], ids=["bad-mtu", "dangling-buffer-profile", "table-without-yang", "gcu-illegal-removal", "bgpraw"])
+], ids=["bad-mtu", "dangling-buffer-profile", "table-without-yang", "mgmt-interface-without-gateway",
+                        "gcu-illegal-removal", "bgpraw"])
 def test_invalid_patch_is_rejected_whole(lab, tmp_path, patch, error):
     # the first operation is valid: nothing of the patch may be applied
     ops = [{"op": "replace", "path": "/PORT/Ethernet452/description", "value": "must not stick"}, *patch]

@@ -104,6 +104,26 @@ def test_a_dscp_change_shows_the_same_field_on_every_device_and_flags_qos(repo):
     assert set(summary) == {"rtsw", "ctsw", "atsw"}
 
 
+def test_changes_from_a_custom_block_are_marked_with_its_name(repo):
+    def change(data):  # the example's blocks: snmp-location on z01-rtsw001, errdisable-recovery on z02-rtsw001
+        data["custom_config"][5]["sonic_config_db"]["SNMP"]["LOCATION"]["Location"] = "hall-1 row-08"
+        data["custom_config"][4]["eos_cli"] = "errdisable recovery interval 900\n"
+
+    commit_change(repo, "custom", change)
+    code, report = netgen_diff(repo, "--base", "base", "--head", "custom")
+    assert code == 0
+    files = {d["device"]: d["files"] for d in report["devices"]}
+    assert sorted(files) == ["z01-rtsw001", "z02-rtsw001"]
+    assert files["z01-rtsw001"]["config_db.json"] == [
+        "~ SNMP|LOCATION.Location: hall-1 row-07 -> hall-1 row-08  [custom_config snmp-location]"]
+    assert set(files["z01-rtsw001"]) == {"config_db.json"}  # custom-config.json: same block, same field
+    lines = files["z02-rtsw001"]["z02-rtsw001.cfg"]
+    changed = [line for line in lines if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    assert changed == ["-errdisable recovery interval 600", "+errdisable recovery interval 900"]
+    # the unified diff's context shows whose lines they are
+    assert " ! custom_config errdisable-recovery" in files["z02-rtsw001"]["z02-rtsw001.cfg"]
+
+
 def test_markdown_is_a_pull_request_comment(repo):
     commit_change(repo, "dscp24b", lambda d: d["qos"]["lossless"].update(dscp=[24]))
     result = run_cli("diff", FABRIC, "--repo", str(repo), "--base", "base", "--head", "dscp24b",

@@ -32,7 +32,9 @@ def _ctx(path: Path) -> DesignContext:
 def _render(path: Path) -> dict[str, dict[str, str]]:
     ctx = _ctx(path)
     rendered, _ = render_devices(ctx, [d for d in ctx.topology.devices.values() if d.nos == "sonic"])
-    assert all(len(files) == 2 for files in rendered.values())
+    # custom-config.json only beside files a custom_config block added to (test_custom_config.py)
+    assert all({f.name for f in files} - {"custom-config.json"} == {"config_db.json", "frr.conf"}
+               for files in rendered.values())
     return {device: {f.name: f.content for f in files} for device, files in rendered.items()}
 
 
@@ -254,7 +256,8 @@ def test_render_cli_json_and_device_selection(tmp_path):
     out = tmp_path / "cfg"
     result = run_cli("render", str(SMALL), "-o", str(out), "--device", RTSW, "--json")
     payload = json.loads(result.stdout)
-    assert result.exit_code == 0 and payload["devices"] == 1 and payload["files"] == 2
+    # config_db.json, frr.conf and custom-config.json (the example's custom_config adds to this switch)
+    assert result.exit_code == 0 and payload["devices"] == 1 and payload["files"] == 3
     assert sorted(p.name for p in out.iterdir()) == [MARKER, RTSW]
     bad = run_cli("render", str(SMALL), "-o", str(out), "--device", "z01-rtsw01")
     assert bad.exit_code == 2 and "did you mean" in bad.output

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from netgen.deploy.checks import Facts
+from netgen.deploy.ownership import Ownership
 from netgen.topology.model import Device
 
 
@@ -153,14 +154,16 @@ class Driver(Protocol):
         ...
 
 
-# (connection, device, rendered files, change id, command timeout in seconds)
-DriverFactory = Callable[[Connection, Device, Mapping[str, str], str, float], Driver]
+# (connection, device, rendered files, change id, command timeout in seconds, what the deploy may remove)
+DriverFactory = Callable[[Connection, Device, Mapping[str, str], str, float, Ownership], Driver]
 DRIVERS: dict[str, DriverFactory] = {}
+DEFAULT_OWNERSHIP: dict[str, Ownership] = {}  # per NOS, from its driver (deploy.yaml may override it)
 
 
-def register(nos: str) -> Callable[[DriverFactory], DriverFactory]:
+def register(nos: str, ownership: Ownership) -> Callable[[DriverFactory], DriverFactory]:
     def add(factory: DriverFactory) -> DriverFactory:
         DRIVERS[nos] = factory
+        DEFAULT_OWNERSHIP[nos] = ownership
         return factory
     return add
 
@@ -170,6 +173,20 @@ def load_drivers() -> dict[str, DriverFactory]:
     import netgen.deploy.drivers.sonic  # noqa: F401, PLC0415
 
     return DRIVERS
+
+
+def default_ownership(nos: str) -> Ownership:
+    """The driver's own ownership lists for `nos` (importing the drivers registers them)."""
+    load_drivers()
+    return DEFAULT_OWNERSHIP[nos]
+
+
+SECRET_WORDS = re.compile(r"\b(secret|password|key)(\s+(sha512|0|5|7|8a))?\s+\S+", re.IGNORECASE)
+
+
+def redact(text: str) -> str:
+    """Never let a secret from a running config reach an error message or a report."""
+    return SECRET_WORDS.sub(lambda m: f"{m.group(1)} ***", text)
 
 
 CHANGE_ID = re.compile(r"^[a-z0-9-]{1,32}$")

@@ -32,45 +32,80 @@ from netgen.deploy.drivers.base import (
     check_change_id,
     digest,
     json_object,
+    redact,
     register,
 )
+from netgen.deploy.ownership import DEVICE_OWNED as DEVICE_OWNED_SECTION
+from netgen.deploy.ownership import Ownership, OwnershipReport, Policy, first
 from netgen.topology.model import Device
 
 ERROR_PATTERN = r"% ?(Invalid|Incomplete|Ambiguous|Error|Unrecognized)"
 EXEC_PROMPT = r"[>#]\s*$"
-# Blocks of the running config that the device owns and netgen does not render (management
-# interface and VRF, users, AAA, management APIs, NTP, logging, ...). A replace-style session
-# (`rollback clean-config` + the intent) would delete them and lock the switch out, so they are
-# carried over from the running config unless the intent renders a block with the same header.
+# What netgen's templates render (one entry per top-level block kind of templates/eos/device.cfg.j2;
+# tests/deploy/test_ownership.py checks every rendered block is covered): replaced by the intent,
+# and what else a device has of these kinds is removed.
+MANAGED = ("service routing protocols model", "load-balance policies", "hostname ", "spanning-tree mode", "qos ",
+           "vlan ", "interface Ethernet", "interface Loopback", "interface Vlan", "interface Port-Channel",
+           "ip routing", "no ip routing", "ipv6 unicast-routing", "priority-flow-control ", "ip prefix-list ",
+           "ipv6 prefix-list ", "route-map ", "router bfd", "router bgp ")
+# Blocks the device owns and netgen does not render (management interface and VRF, users, AAA,
+# management APIs, NTP, logging, ...). A replace-style session (`rollback clean-config` + the intent)
+# would delete them and lock the switch out, so they are carried over from the running config unless
+# the intent renders a block with the same header.
 DEVICE_OWNED = ("interface Management", "username ", "aaa ", "management ", "vrf instance ", "ip route vrf ",
                 "ipv6 route vrf ", "ip routing vrf ", "ntp ", "logging ", "snmp-server ", "ip name-server ",
                 "dns domain", "ip domain", "enable password", "enable secret", "banner ", "clock timezone",
                 "tacacs-server ", "radius-server ", "ip host ", "ip ssh ", "daemon ", "event-handler ", "alias ")
-SECRET_WORDS = re.compile(r"\b(secret|password|key)(\s+(sha512|0|5|7|8a))?\s+\S+", re.IGNORECASE)
-
-
-def redact(text: str) -> str:
-    """Never let a secret from a running config reach an error message or a report."""
-    return SECRET_WORDS.sub(lambda m: f"{m.group(1)} ***", text)
+# Rendered only when the intent declares them (intent services:); on a device whose config has one
+# they are netgen's, elsewhere the lists above and below decide (the longest prefix is the section).
+MANAGED_IF_RENDERED = ("lldp ", "logging vrf ", "ip name-server ", "dns domain", "sflow ", "vrf instance ",
+                       "banner login", "management api gnmi", "interface Management", "ip route vrf ", "ntp ")
+EOS_OWNERSHIP = Ownership(MANAGED, DEVICE_OWNED, managed_if_rendered=MANAGED_IF_RENDERED)
+BANNERS = ("banner login", "banner motd")  # their text lines sit at column 0 up to a line `EOF`
 
 
 def blocks(config: str) -> list[list[str]]:
-    """Top-level blocks: a line at column 0 and the indented lines under it (comments dropped)."""
+    """Top-level blocks: a line at column 0 and the indented lines under it (comments dropped); a
+    banner with its text and its `EOF` line."""
     result: list[list[str]] = []
+    in_banner = False
     for line in config.splitlines():
+        if in_banner:
+            result[-1].append(line.rstrip("\r"))
+            in_banner = line.strip() != "EOF"
+            continue
         if not line.strip() or line.lstrip().startswith("!") or line.strip() == "end":
             continue
         if line[0] != " " or not result:
             result.append([line.rstrip()])
+            in_banner = line.strip() in BANNERS
         else:
             result[-1].append(line.rstrip())
     return result
 
 
-def device_owned_lines(running: str, intended: str) -> list[str]:
+def carried_over(running: str, intended: str, ownership: Ownership) -> tuple[list[str], OwnershipReport]:
+    """The running config's lines a replace must type in again after the intent (device-owned
+    blocks, unmanaged blocks whose policy is keep), and what happens to every other block."""
     rendered = {block[0] for block in blocks(intended)}
-    return [line for block in blocks(running)
-            if block[0].startswith(DEVICE_OWNED) and block[0] not in rendered for line in block]
+    carry: list[str] = []
+    report = OwnershipReport()
+    for block in blocks(running):
+        header = block[0]
+        if header in rendered:
+            continue  # the intent's block replaces it
+        kind = ownership.classify(header, rendered)
+        if kind == DEVICE_OWNED_SECTION:
+            carry += block
+            report.kept_device_owned.append(redact(header))
+        elif kind == Policy.KEEP:
+            carry += block
+            report.kept_unmanaged += [redact(line) for line in block]
+        elif kind == Policy.REMOVE:
+            report.removed_unmanaged += [redact(line) for line in block]
+        elif kind == Policy.REFUSE:
+            report.refused += [redact(line) for line in block]
+    return carry, report
 
 
 def config_digest(text: str) -> str:
@@ -86,24 +121,19 @@ def _timer(seconds: int) -> str:
 
 def config_lines(text: str) -> list[str]:
     """The lines to type into a session: no comments, no blank lines, no `end` (it would leave the
-    session), indentation kept so sub-modes nest as in the file."""
-    lines = []
-    for line in text.splitlines():
-        stripped = line.strip()
-        if not stripped or stripped.startswith("!") or stripped == "end":
-            continue
-        lines.append(line.rstrip())
-    return lines
+    session), indentation kept so sub-modes nest as in the file; banner text as it is."""
+    return [line for block in blocks(text) for line in block]
 
 
 class EosDriver:
     nos: ClassVar[str] = "eos"
 
     def __init__(self, conn: Connection, device: Device, files: Mapping[str, str], change_id: str,
-                 command_timeout_s: float = 120.0) -> None:
+                 command_timeout_s: float = 120.0, ownership: Ownership = EOS_OWNERSHIP) -> None:
         self.conn = conn
         self.device = device
         self.name = device.name
+        self.ownership = ownership
         self.intended = files[f"{device.name}.cfg"]
         self.session = f"netgen-{check_change_id(change_id)}"
         self.timeout = command_timeout_s
@@ -200,7 +230,12 @@ class EosDriver:
     # --- change -------------------------------------------------------------------------------
     def stage(self) -> StagedChange:
         running = self.show("show running-config")
-        owned = device_owned_lines(running, self.intended)
+        owned, ownership = carried_over(running, self.intended, self.ownership)
+        if ownership.refused:
+            raise DriverError(f"{self.name}: not changed: the running config has {len(ownership.refused)} line(s)"
+                              f" in sections whose ownership policy is refuse: {first(ownership.refused)}. Render them,"
+                              " mark them device-owned, or give them the policy keep or remove (deploy.yaml"
+                              " ownership.eos), or pass --remove-unmanaged")
         lines = ["rollback clean-config", *config_lines(self.intended), *owned]
         # Pasted in one write, not typed and verified line by line: netmiko's per-line handling
         # costs 5-11 ms a line (lab.md section 4), too slow for 2,000-line spines. EOS prints an
@@ -219,7 +254,10 @@ class EosDriver:
         diff = redact(diff)
         changed = sum(1 for line in diff.splitlines()
                       if line[:1] in "+-" and not line.startswith(("+++", "---")))
+        ownership.would_remove = [line[1:].rstrip() for line in diff.splitlines()  # `!` separators are not config
+                                  if line.startswith("-") and not line.startswith("---") and line[1:].strip() != "!"]
         self._staged = StagedChange(diff, changed, {"session": self.session, "kept_device_lines": len(owned),
+                                                    "ownership": ownership.as_dict(),
                                                     "before": config_digest(running)})
         return self._staged
 
@@ -277,7 +315,7 @@ class EosDriver:
         return Readback(holds, saved, pending, detail)
 
 
-@register("eos")
+@register("eos", EOS_OWNERSHIP)
 def eos_driver(conn: Connection, device: Device, files: Mapping[str, str], change_id: str,
-               timeout: float) -> EosDriver:
-    return EosDriver(conn, device, files, change_id, command_timeout_s=timeout)
+               timeout: float, ownership: Ownership) -> EosDriver:
+    return EosDriver(conn, device, files, change_id, command_timeout_s=timeout, ownership=ownership)

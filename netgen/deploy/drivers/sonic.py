@@ -49,9 +49,11 @@ from netgen.deploy.drivers.base import (
     check_change_id,
     digest,
     json_object,
+    redact,
     register,
 )
-from netgen.diff.config_db import json_patch, overlay_device_owned, semantic_diff
+from netgen.deploy.ownership import DEVICE_OWNED, Ownership, OwnershipReport, Policy, first
+from netgen.diff.config_db import DEVICE_OWNED_TABLES, json_patch, mask_row, overlay_device_owned, semantic_diff
 from netgen.topology.model import Device
 
 FRR_DIR = "/etc/sonic/frr"  # the bgp container sees it as /etc/frr
@@ -73,6 +75,22 @@ def frr_digest(text: str) -> str:
 
 def db_digest(config: Mapping[str, Any]) -> str:
     return digest(json.dumps({k: v for k, v in config.items() if k != "bgpraw"}, sort_keys=True))
+# The CONFIG_DB tables netgen's templates write (templates/sonic/config_db/; tests/deploy/test_ownership.py
+# checks every rendered table is listed): the intent's rows replace the device's, and a device's row that
+# the intent does not have is removed. frr.conf is netgen's file as a whole (split-unified mode).
+MANAGED_TABLES = ("DEVICE_METADATA", "PORT", "INTERFACE", "LOOPBACK_INTERFACE", "VLAN", "VLAN_MEMBER",
+                  "VLAN_INTERFACE", "DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP",
+                  "MAP_PFC_PRIORITY_TO_QUEUE", "PORT_QOS_MAP", "QUEUE", "SCHEDULER", "WRED_PROFILE", "BUFFER_POOL",
+                  "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE", "CABLE_LENGTH", "PFC_WD", "FLEX_COUNTER_TABLE",
+                  "SWITCH_HASH",
+                  # not rendered, but part of the buffer model netgen owns: a leftover list would point
+                  # ports at profiles of the SKU defaults netgen's pools replaced
+                  "BUFFER_PORT_INGRESS_PROFILE_LIST", "BUFFER_PORT_EGRESS_PROFILE_LIST")
+# Written only when the intent declares the service (intent services:, sonic/services.py).
+MANAGED_IF_RENDERED = ("MGMT_VRF_CONFIG", "MGMT_PORT", "MGMT_INTERFACE", "NTP", "NTP_SERVER", "SYSLOG_SERVER",
+                       "DNS_NAMESERVER", "DNS_OPTIONS", "LLDP", "SFLOW", "SFLOW_COLLECTOR", "SFLOW_SESSION", "GNMI",
+                       "BANNER_MESSAGE")
+SONIC_OWNERSHIP = Ownership(MANAGED_TABLES, DEVICE_OWNED_TABLES, managed_if_rendered=MANAGED_IF_RENDERED, exact=True)
 RC_MARK = "__NETGEN_RC="
 # Commands that only read (everything else drops the cached running CONFIG_DB).
 READ_ONLY = ("show ", "vtysh -c 'show ", "cat ", "pfcwd show ", "pfc show ", "systemctl is-active ", "test ")
@@ -82,10 +100,11 @@ class SonicDriver:
     nos: ClassVar[str] = "sonic"
 
     def __init__(self, conn: Connection, device: Device, files: Mapping[str, str], change_id: str,
-                 sudo: bool = True, command_timeout_s: float = 120.0) -> None:
+                 sudo: bool = True, command_timeout_s: float = 120.0, ownership: Ownership = SONIC_OWNERSHIP) -> None:
         self.conn = conn
         self.device = device
         self.name = device.name
+        self.ownership = ownership
         self.intended_db: dict[str, Any] = json.loads(files["config_db.json"])
         self.intended_frr = files["frr.conf"]
         self.change_id = check_change_id(change_id)
@@ -210,9 +229,36 @@ class SonicDriver:
         self._staged = self._compute()
         return self._staged
 
+    def target_db(self, running: Mapping[str, Any]) -> tuple[dict[str, Any], OwnershipReport]:
+        """What CONFIG_DB should hold: the intent, the device-owned fields of its rows, and each table
+        the intent does not write, kept or dropped by its ownership."""
+        target: dict[str, Any] = overlay_device_owned(self.intended_db, running, tables=())
+        report = OwnershipReport()
+        for table in sorted(running):
+            if table in self.intended_db:
+                continue
+            kind = self.ownership.classify(table, self.intended_db)
+            rows = [mask_row(table, key) for key in sorted(running[table])]
+            if kind == DEVICE_OWNED:
+                target[table] = copy.deepcopy(running[table])
+                report.kept_device_owned.append(table)
+            elif kind == Policy.KEEP:
+                target[table] = copy.deepcopy(running[table])
+                report.kept_unmanaged += rows
+            elif kind == Policy.REMOVE:
+                report.removed_unmanaged += rows
+            elif kind == Policy.REFUSE:
+                report.refused += rows
+        return target, report
+
     def _compute(self) -> StagedChange:
         running = self.running_config_db()
-        target = overlay_device_owned(self.intended_db, running)
+        target, ownership = self.target_db(running)
+        if ownership.refused:
+            raise DriverError(f"{self.name}: not changed: CONFIG_DB has {len(ownership.refused)} row(s) in tables whose"
+                              f" ownership policy is refuse: {first(ownership.refused)}. Render them, mark them"
+                              " device-owned, or give them the policy keep or remove (deploy.yaml ownership.sonic),"
+                              " or pass --remove-unmanaged")
         patch = json_patch(running, target)
         fields = semantic_diff(running, target)
         old_frr = self.running_frr()
@@ -221,9 +267,13 @@ class SonicDriver:
         frr_lines = sum(1 for line in frr_diff.splitlines()
                         if line[:1] in "+-" and not line.startswith(("+++", "---")))
         text = "".join(f"{c.render()}\n" for c in fields) + frr_diff
+        ownership.would_remove = [c.render() for c in fields if c.kind == "remove"] + [
+            redact(f"{FRR_PATH}: {line[1:]}") for line in frr_diff.splitlines()
+            if line.startswith("-") and not line.startswith("---")]
         before = f"{db_digest(running)}:{frr_digest(self._frr_running())}"
         return StagedChange(text, len(fields) + frr_lines,
                             {"patch": patch, "frr_diff": frr_diff, "config_db_changes": len(fields),
+                             "ownership": ownership.as_dict(),
                              "frr_lines": frr_lines, "before": before})
 
     def discard(self) -> None:
@@ -337,9 +387,9 @@ class SonicDriver:
         return Readback(holds, saved, pending, detail)
 
 
-@register("sonic")
+@register("sonic", SONIC_OWNERSHIP)
 def sonic_driver(conn: Connection, device: Device, files: Mapping[str, str], change_id: str,
-                 timeout: float) -> SonicDriver:
+                 timeout: float, ownership: Ownership) -> SonicDriver:
     # root needs no sudo (lab endpoints log in as root; SONiC's admin is NOPASSWD in sudoers)
     return SonicDriver(conn, device, files, change_id, sudo=getattr(conn, "username", "") != "root",
-                       command_timeout_s=timeout)
+                       command_timeout_s=timeout, ownership=ownership)

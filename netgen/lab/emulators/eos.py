@@ -212,8 +212,25 @@ GRAMMAR: dict[str, list[tuple[str, Cmd]]] = {
         _p("username <word> privilege <int:0-15> role <word> secret sha512|0|5 <word>", 2),
         _p("username <word> secret sha512|0|5 <word>", 2),
         _p("aaa authorization exec default local", 3), _p("vrf instance <name>", 3),
-        _p("ip route vrf <name> <v4pfx> <v4>"), _p("ntp server <word>"), _p("ntp server vrf <name> <word>"),
+        _p("ip route vrf <name> <v4pfx> <v4>"), _p("ntp server <word>"), _p("ntp server vrf <name> <word> [iburst]"),
         _p("logging host <word>"), _p("management ssh", mode="mgmt-ssh"),
+        # Switch services netgen renders (intent services:): [AVD] ntp.j2, logging.j2, ip-name-servers.j2,
+        # dns-domain.j2, lldp.j2, sflow.j2, banners.j2, management-api-gnmi.j2
+        _p("ntp local-interface vrf <name> <if>", 2),
+        _p("logging vrf <name> host <word> <int:1-65535> [protocol tcp|udp]"),
+        _p("logging vrf <name> source-interface <if>", 4), _p("ip name-server vrf <name> <ip>"),
+        _p("dns domain <word>", 2), _p("lldp hold-time <int:10-65535>", 2),
+        _p("sflow polling-interval <int:0-3600>", 2), _p("sflow vrf <name> destination <ip> [<int:1-65535>]"),
+        _p("sflow vrf <name> source-interface <if>", 4), _p("banner login|motd", 2, mode="banner"),
+        _p("management api gnmi", mode="mgmt-gnmi"),
+        # Production lines netgen does not render (yet), for the ownership tests: [AVD] sflow.j2, lldp.j2,
+        # ip-tacacs-source-interfaces.j2
+        _p("sflow run", 2), _p("sflow sample <int:1-16777215>", 2), _p("sflow destination <v4> [<int:1-65535>]"),
+        _p("sflow source-interface <if>", 2), _p("lldp timer <int:5-32768>", 2), _p("no lldp run", 2),
+        _p("ip tacacs source-interface <if>", 3), _p("queue-monitor length", 2),
+        _p("errdisable recovery interval <int:30-86400>", 3),  # [AVD] queue-monitor-length.j2, errdisable.j2
+        # [AVD] transceiver-qsfp-default-mode.j2, ip-icmp-redirect.j2
+        _p("transceiver qsfp default-mode 4x10G", 3), _p("no ip icmp redirect", 4),
     ],
     "if-Ethernet": [*_IF_ANY, *_IF_PORT, _p("speed <speed>", 1)],
     "if-Port-Channel": [*_IF_ANY, *_IF_PORT],
@@ -265,6 +282,9 @@ GRAMMAR: dict[str, list[tuple[str, Cmd]]] = {
     "lb-fields": [_p("payload bytes <bytes>", 2)],
     "mgmt-api": [_p("shutdown", 1), _p("no shutdown", 1)],
     "mgmt-ssh": [_p("vrf <name>", 1), _p("idle-timeout <int:0-86400>", 1)],
+    "mgmt-gnmi": [_p("transport grpc <name>", mode="gnmi-transport")],
+    "gnmi-transport": [_p("port <int:1-65535>", 1), _p("vrf <name>", 1), _p("shutdown", 1), _p("no shutdown", 1)],
+    "banner": [],  # raw text up to a line `EOF` (_Editor.apply)
 }
 # Exec-mode commands -> handler. Sessions: https://arista.com/en/um-eos/eos-configure-session and
 # https://arista.com/en/um-eos/eos-session-management-commands; exec `configure session X commit|abort` and
@@ -359,7 +379,9 @@ def _walk(node: _Node, toks: Sequence[str], i: int = 0, out: tuple[str, ...] = (
         return _Parse("incomplete", i, out, removable=via_arg or not node.kw)
     low = toks[i].lower()
     best = _Parse("invalid", i, out)
-    hits = [low] if low in node.kw else [k for k in node.kw if k.startswith(low)]
+    # EOS keywords are case-insensitive; the canonical token keeps the grammar's spelling (`4x10G`)
+    hits = [low] if low in node.kw else ([k for k in node.kw if k.lower() == low]
+                                         or [k for k in node.kw if k.lower().startswith(low)])
     if len(hits) > 1:
         best = _Parse("ambiguous", i, out)
     elif hits:
@@ -425,11 +447,14 @@ def _positive(tokens: tuple[str, ...]) -> tuple[str, ...]:
 
 
 # Top-level blocks in the order netgen's device template puts them (the order EOS prints them in).
-_ORDER = (("service",), ("load-balance",), ("hostname",), ("spanning-tree",), ("qos", "profile"), ("vlan",),
-          ("interface",), ("ip", "routing"), ("no", "ip", "routing"), ("ipv6",), ("qos",),
+_ORDER = (("service",), ("load-balance",), ("lldp",), ("logging",), ("hostname",), ("ip", "name-server"),
+          ("dns", "domain"), ("spanning-tree",), ("qos", "profile"), ("sflow",), ("vlan",), ("vrf", "instance"),
+          ("banner",), ("management", "api", "gnmi"),
+          ("interface",), ("ip", "routing"), ("no", "ip", "routing"), ("ipv6",), ("ip", "route"), ("ntp",), ("qos",),
           ("priority-flow-control",), ("ip", "prefix-list"), ("ipv6", "prefix-list"), ("route-map",),
           ("router", "bfd"), ("router", "bgp"), ("management",))
-_BANG_MODES = {"qos-profile", "router-bgp", "if-Ethernet", "if-Port-Channel"}  # `!` before their sub-blocks
+# `!` before their sub-blocks
+_BANG_MODES = {"qos-profile", "router-bgp", "if-Ethernet", "if-Port-Channel", "mgmt-gnmi"}
 
 
 def _rank(line: _Line) -> int:
@@ -450,6 +475,9 @@ def _order(item: tuple[int, _Line]) -> tuple[int, tuple[int, ...], int]:
 
 
 def _render_block(line: _Line, depth: int, out: list[str]) -> None:
+    if line.mode == "banner":  # the text at column 0, as typed, then the terminator
+        out.extend([*(child.text for child in line.children), "EOF"])
+        return
     previous_block = False
     for child in line.children:
         if line.mode in _BANG_MODES and (child.mode or previous_block):
@@ -493,6 +521,12 @@ class _Editor:
 
     def apply(self, text: str) -> str | None:
         """None when applied, else EOS's error message (and nothing changed)."""
+        if self.stack[-1].mode == "banner":  # banner text: every line as typed, up to `EOF`
+            if text.strip() == "EOF":
+                self.stack.pop()
+            else:
+                self.stack[-1].lines.append(_Line((text.rstrip("\r\n"),), ("banner-text",), None))
+            return None
         toks = _tokens(text)
         if not toks or toks[0].startswith("!"):
             return None
@@ -542,6 +576,8 @@ class _Editor:
         elif mode == "af":
             mode = "af-" + toks[1]
         existing = next((i for i, line in enumerate(lines) if line.key == key), None)
+        if existing is not None and mode == "banner":
+            lines[existing].children.clear()  # a banner is replaced whole, never added to
         if existing is not None and mode:
             node = lines[existing]  # re-entering a block adds to it
         elif existing is not None:
@@ -566,7 +602,8 @@ class _Editor:
         return {"vlan": f"vlan-{toks[-1]}", "qos-profile": f"qos-profile-{toks[-1]}", "router-bgp": "router-bgp",
                 "router-bfd": "router-bfd", "lb": "load-balance-policies", "lb-sand": f"sand-profile-{toks[-1]}",
                 "lb-fields": f"{parent}-udp", "mgmt-api": "mgmt-api-http-cmds",
-                "mgmt-ssh": "mgmt-ssh", "pl4": "ip-pfx", "pl6": "ipv6-pfx",
+                "mgmt-ssh": "mgmt-ssh", "pl4": "ip-pfx", "pl6": "ipv6-pfx", "banner": parent,
+                "mgmt-gnmi": "mgmt-api-gnmi", "gnmi-transport": f"gnmi-transport-{toks[-1]}",
                 "rm": f"route-map-{toks[1]}-{toks[-1]}"}.get(mode, "router-bgp-af")
 
 

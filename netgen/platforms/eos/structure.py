@@ -19,8 +19,16 @@ def check_eos_config(text: str) -> list[str]:
     body = lines[:-1] if lines and lines[-1] == "" else lines
     top_level: dict[str, int] = {}
     previous_indent = 0
+    in_banner = 0  # the line number of an open `banner login|motd`: its text is free-form up to `EOF`
     for number, line in enumerate(body, start=1):
         where = f"line {number}"
+        if in_banner:
+            if "\t" in line or any(ord(ch) < 32 for ch in line):
+                problems.append(f"{where}: tab or control character in the banner")
+            in_banner = 0 if line == "EOF" else in_banner
+            continue
+        if line in ("banner login", "banner motd"):
+            in_banner = number
         if line == "":
             problems.append(f"{where}: empty line (EOS separates blocks with '!')")
             continue
@@ -42,6 +50,8 @@ def check_eos_config(text: str) -> list[str]:
                 problems.append(f"{where}: duplicate top-level line '{stripped}' (first on line {top_level[stripped]})")
             top_level.setdefault(stripped, number)
         previous_indent = indent
+    if in_banner:
+        problems.append(f"line {in_banner}: banner without its closing 'EOF' line")
     if "end" in top_level and top_level["end"] != len(body):
         problems.append(f"line {top_level['end']}: 'end' before the end of the file")
     return problems

@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from netgen.checks import DesignContext
-from netgen.intent.catalog import PlatformModel
+from netgen.intent.catalog import PlatformModel, PortNaming
 from netgen.platforms.features import dscp_to_tc, hashes_on_qp, runs_pfc_watchdog, tc_to_queue
 from netgen.platforms.routing import BgpPlan, bgp_plan
+from netgen.platforms.services import ServicesPlan, services_plan
 from netgen.topology.model import Device, Port, PortKind
 from netgen.topology.ports import PORT_NAMERS
 
@@ -80,6 +81,8 @@ class EosView:
     sand_hash_payload: str | None  # "5-7" when BTH dest-QP hashing is rendered, else None
     udp_dst_port: int
     bgp: BgpPlan
+    services: ServicesPlan
+    mgmt_interface: str
 
 
 DSCP_PER_LINE = 8
@@ -181,4 +184,13 @@ def build_view(ctx: DesignContext, device: Device) -> EosView:
         sand_hash_payload=f"{payload.first}-{payload.last}" if qp_hash else None,
         udp_dst_port=hashing.udp_dst_port,
         bgp=bgp_plan(ctx, device),
+        services=services_plan(ctx, device),
+        mgmt_interface=management_interface(model),
     )
+
+
+def management_interface(model: PlatformModel) -> str:
+    """Management0 on a modular chassis: the virtual interface that follows the active supervisor
+    (Arista TOI "ManagementActive interface", EOS 4.22.0F); Management1 on fixed switches (AVD's
+    default mgmt_interface)."""
+    return "Management0" if model.port_naming is PortNaming.EOS_MODULAR else "Management1"

@@ -6,13 +6,23 @@ import json
 from typing import Any, ClassVar
 
 from netgen.checks import DesignContext
+from netgen.intent.custom import CustomConfig
 from netgen.platforms.base import RenderedFile, RenderError, register, template_env
+from netgen.platforms.custom import (
+    PROVENANCE_FILE,
+    CustomConfigError,
+    blocks_for,
+    frr_problems,
+    merge_config_db,
+    merge_frr,
+)
 from netgen.platforms.sonic.schema import check_config_db
 from netgen.platforms.sonic.view import SonicView, build_view
 from netgen.topology.model import Device
 
 # One template per feature; each renders a JSON object of whole tables.
-CONFIG_DB_PARTS = ("device_metadata", "ports", "interfaces", "qos_maps", "scheduling", "buffers", "pfcwd", "hash")
+CONFIG_DB_PARTS = ("device_metadata", "ports", "interfaces", "qos_maps", "scheduling", "buffers", "pfcwd", "hash",
+                   "services")
 
 
 def render_config_db(view: SonicView) -> dict[str, Any]:
@@ -38,9 +48,45 @@ class SonicRenderer:
         view = build_view(ctx, device)
         config_db = render_config_db(view)
         frr = template_env("sonic").get_template("frr.conf.j2").render(v=view)
+        blocks = [b for b in blocks_for(ctx.fabric.custom_config, device) if b.sonic_config_db or b.frr]
+        if not blocks:
+            return [
+                RenderedFile("config_db.json", json.dumps(config_db, indent=2, sort_keys=True) + "\n"),
+                RenderedFile("frr.conf", frr),
+            ]
+        return self._with_custom(ctx, device, config_db, frr, blocks)
+
+    def _with_custom(self, ctx: DesignContext, device: Device, config_db: dict[str, Any], frr: str,
+                     blocks: list[CustomConfig]) -> list[RenderedFile]:
+        """netgen's files plus the custom blocks, each addition checked here so that a problem is
+        reported as the block's (exit 2), not as a netgen bug; custom-config.json names the source
+        of every added CONFIG_DB field and FRR block, for diffs and reviewers."""
+        merged = merge_config_db(config_db, blocks, device.name)
+        label = "/".join(b.name for b in blocks if b.sonic_config_db)
+        if merged.provenance:
+            rdma = ctx.model(device).capabilities.bth_dest_qp_hash
+            before = set(check_config_db(config_db, rdma_hash=rdma))
+            added = [p for p in check_config_db(merged.config, rdma_hash=rdma) if p not in before]
+            if added:
+                raise CustomConfigError(label, device.name, "SONiC's YANG models reject config_db.json with the"
+                                        " block's rows: " + "; ".join(added[:5]))
+        frr_blocks = [b for b in blocks if b.frr is not None]
+        frr_text = merge_frr(frr, frr_blocks)
+        unchecked = None
+        if frr_blocks:
+            verdict = frr_problems(frr_text)
+            if verdict is None:
+                unchecked = (f"{device.name}/frr.conf: custom_config FRR lines not checked (FRR's vtysh is not"
+                             " installed here; apt-get install frr)")
+            elif verdict:
+                raise CustomConfigError("/".join(b.name for b in frr_blocks), device.name,
+                                        "FRR rejects frr.conf with the block's lines (vtysh --dryrun): "
+                                        + "; ".join(verdict))
+        provenance = {"config_db": merged.provenance, "frr": [b.name for b in frr_blocks]}
         return [
-            RenderedFile("config_db.json", json.dumps(config_db, indent=2, sort_keys=True) + "\n"),
-            RenderedFile("frr.conf", frr),
+            RenderedFile("config_db.json", json.dumps(merged.config, indent=2, sort_keys=True) + "\n"),
+            RenderedFile("frr.conf", frr_text, unchecked),
+            RenderedFile(PROVENANCE_FILE, json.dumps(provenance, indent=2, sort_keys=True) + "\n"),
         ]
 
 

@@ -11,6 +11,10 @@ nothing is imported or copied from YANG) so a rendered config fails here instead
   parts) and the entry model for each shape;
 * plain Python for what spans entries: `must` constraints, leafrefs and GCU's lane rule.
 
+The management-plane tables (MGMT_*, NTP*, SYSLOG_SERVER, DNS_*, LLDP*, SFLOW*, BANNER_MESSAGE,
+GNMI*, SNMP*, AAA, TACPLUS*, RADIUS*) each name the sonic-*.yang module they restate; where netgen
+is stricter than that YANG, the check says so.
+
 `check_config_db(config)` returns human-readable problems, each starting with `TABLE|key`.
 """
 
@@ -130,6 +134,109 @@ def _comma_list(item: Check, *, all_word: bool = False) -> Check:
         return value
 
     return check
+
+
+def _all(*checks: Check) -> Check:
+    """Several checks on one key part, in order."""
+
+    def check(value: str) -> str:
+        for each in checks:
+            each(value)
+        return value
+
+    return check
+
+
+def _without(banned: str) -> Check:
+    """A string pattern of the form [^...]*: none of `banned` (the value is not quoted: it may be a secret)."""
+
+    def check(value: str) -> str:
+        found = sorted({c for c in value if c in banned})
+        if found:
+            raise ValueError(f"must not contain {', '.join(repr(c) for c in found)}")
+        return value
+
+    return check
+
+
+def _address(value: str) -> str:
+    """inet:ip-address as netgen writes it: IPv4 or IPv6, no zone index (YANG would take '%zone')."""
+    if "%" in value:
+        raise ValueError(f"{value!r}: netgen writes no zone index")
+    return _ip_address(value)
+
+
+def _prefix_or_address(value: str) -> str:
+    """MGMT_INTERFACE.forced_mgmt_routes: a sonic-ip-prefix or an inet:ip-address."""
+    return _ip_prefix(value) if "/" in value else _address(value)
+
+
+_DNS_LABEL = re.compile(r"[a-zA-Z0-9]|[a-zA-Z0-9_][a-zA-Z0-9_-]{0,61}[a-zA-Z0-9]")
+
+
+def _host(value: str) -> str:
+    """inet:host: an IP address, or a DNS name of at most 253 characters: dot-separated labels of 1..63
+    letters, digits, '-' and '_' that end in a letter or digit and do not start with '-', with an
+    optional final dot. netgen reads a value of digits and dots only as an address (YANG would take
+    '10.0.0.300', or '.', as a name)."""
+    if ":" in value or "%" in value or re.fullmatch(r"[0-9.]*", value):
+        return _address(value)
+    labels = value.removesuffix(".").split(".")
+    if len(value) > 253 or not all(_DNS_LABEL.fullmatch(label) for label in labels):
+        raise ValueError(f"{value!r} is neither an IP address nor a host name")
+    return value
+
+
+def _leaf_list(values: list[T]) -> list[T]:
+    """A leaf-list netgen writes: each value once, and never empty (leave the field out instead:
+    CONFIG_DB keeps [] as one empty-string element, which its readers then iterate)."""
+    if not values:
+        raise ValueError("is empty: leave the field out instead of writing []")
+    return _unique(values)
+
+
+# netgen's deploy-time stand-in for a secret; the real value replaces it on the way to the switch.
+SECRET_PLACEHOLDER = re.compile(r"__NETGEN_SECRET_[A-Z0-9_]{1,64}__")
+PLACEHOLDER_FIXED = len("__NETGEN_SECRET___")  # 18 characters besides NAME
+
+
+def _secret(lo: int, hi: int, banned: str) -> Check:
+    """A shared secret or password: lo..hi characters, none of `banned`; the value is never quoted.
+    A placeholder __NETGEN_SECRET_<NAME>__ is such a string while it fits (the real secret that
+    replaces it at deploy time must fit the same rule)."""
+    chars = _without(banned)
+
+    def check(value: str) -> str:
+        if not lo <= len(value) <= hi:
+            hint = ""
+            if SECRET_PLACEHOLDER.fullmatch(value):
+                hint = f"; a placeholder's NAME may have at most {hi - PLACEHOLDER_FIXED} characters here"
+            raise ValueError(f"must be {lo}..{hi} characters long (has {len(value)}{hint})")
+        return chars(value)
+
+    return check
+
+
+def _vlan_like(value: str) -> bool:
+    """The Vlan name pattern sflow/tacacs/radius source interfaces accept (their VLAN leafref is commented
+    out in YANG): Vlan + 1..3 digits (leading zeros allowed) or 1000..4094."""
+    match = re.fullmatch(r"Vlan([0-9]{1,4})", value)
+    return match is not None and (len(match.group(1)) < 4 or 1000 <= int(match.group(1)) <= 4094)
+
+
+def _sflow_polling(value: str) -> str:
+    _integer(0, 300)(value)
+    if 1 <= int(value) <= 4:
+        raise ValueError(f"{value!r} is not 0 or 5..300")
+    return value
+
+
+def _one_interface(value: str) -> str:
+    """NTP|global.src_intf: a YANG leaf-list that CONFIG_DB keeps as a ';'-separated string. SONiC's
+    chrony.conf.j2 compares and prefix-matches it as ONE interface name, so netgen writes exactly one."""
+    if not value or ";" in value:
+        raise ValueError(f"{value!r} is not one interface name (chrony.conf.j2 binds to a single src_intf)")
+    return value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -557,6 +664,254 @@ RDMA_HASH_FIELDS = frozenset(SwitchHashRdma.model_fields) - frozenset(SwitchHash
 
 
 # ---------------------------------------------------------------------------------------------
+# Management plane. Each model names the YANG module it restates; "default" comments are the YANG
+# defaults SONiC applies when the field is left out. A field typed `str` with a "leafref" or
+# "union" comment is checked against other tables below (_management_references).
+
+Host = Annotated[str, AfterValidator(_host)]  # inet:host
+Address = Annotated[str, AfterValidator(_address)]  # inet:ip-address
+PortNumber = UInt16  # inet:port-number
+YesNo = Literal["yes", "no"]
+VrfDevice = Literal["default", "mgmt"]  # 'mgmt' needs the management VRF where YANG says so (musts below)
+Timeout1To60 = Annotated[str, AfterValidator(_integer(1, 60))]
+Priority1To64 = Annotated[str, AfterValidator(_integer(1, 64))]
+Retransmit = Annotated[str, AfterValidator(_integer(0, 10))]
+NtpKeyId = Annotated[str, AfterValidator(_integer(1, 65535))]
+TacacsSecret = Annotated[str, AfterValidator(_secret(1, 256, " #,"))]
+RadiusSecret = Annotated[str, AfterValidator(_secret(1, 65, " #,"))]
+SnmpSecret = Annotated[str, AfterValidator(_secret(0, 64, " @:"))]
+NtpSecret = Annotated[str, AfterValidator(_secret(1, 64, ""))]
+SampleDirection = Literal["rx", "tx", "both"]
+PrefixOrAddress = Annotated[str, AfterValidator(_prefix_or_address)]
+
+
+class MgmtVrfConfig(_Entry):  # sonic-mgmt_vrf.yang: MGMT_VRF_CONFIG|vrf_global
+    mgmtVrfEnabled: Boolean | None = None  # default false
+
+
+class MgmtPort(_Entry):  # sonic-mgmt_port.yang: MGMT_PORT|eth<N>
+    speed: Literal["10", "100", "1000"] | None = None
+    autoneg: OnOff | None = None
+    alias: str | None = None
+    description: str | None = None
+    mtu: Annotated[str, AfterValidator(_integer(1500, 9216))] | None = None  # default 1500
+    admin_status: UpDown | None = None  # default up
+
+
+class MgmtInterface(_Entry):  # sonic-mgmt_interface.yang: MGMT_INTERFACE|<MGMT_PORT>|<ip-prefix>
+    # Not mandatory in YANG, but its must (same family as the prefix) fails without it.
+    gwaddr: Address
+    forced_mgmt_routes: Annotated[list[PrefixOrAddress], AfterValidator(_leaf_list)] | None = None
+
+
+class NtpGlobal(_Entry):  # sonic-ntp.yang: NTP|global
+    src_intf: Annotated[str, AfterValidator(_one_interface)] | None = None  # union (see _one_interface)
+    vrf: VrfDevice | None = None
+    authentication: EnabledDisabled | None = None  # default disabled
+    dhcp: EnabledDisabled | None = None  # default enabled
+    server_role: EnabledDisabled | None = None  # default enabled
+    admin_state: EnabledDisabled | None = None  # default enabled
+
+
+class NtpServer(_Entry):  # sonic-ntp.yang: NTP_SERVER|<host> (at most 10)
+    association_type: Literal["server", "pool"] | None = None  # default server
+    iburst: OnOff | None = None  # default on
+    key: NtpKeyId | None = None  # leafref -> NTP_KEY (compared as numbers, as libyang does)
+    resolve_as: Host | None = None
+    admin_state: EnabledDisabled | None = None  # default enabled
+    trusted: YesNo | None = None  # default no
+    version: Annotated[str, AfterValidator(_integer(3, 4))] | None = None  # default 4
+
+
+class NtpKey(_Entry):  # sonic-ntp.yang: NTP_KEY|<1..65535>
+    trusted: YesNo | None = None  # default no
+    value: NtpSecret | None = None
+    type: Literal["md5", "sha1", "sha256", "sha384", "sha512"] | None = None  # default md5
+
+
+class SyslogServer(_Entry):  # sonic-syslog.yang: SYSLOG_SERVER|<host>
+    source: Address | None = None  # must: same family as the server address
+    port: PortNumber | None = None
+    vrf: str | None = None  # union: 'default', 'mgmt' or a VRF (leafref)
+    filter: Literal["include", "exclude"] | None = None
+    filter_regex: Annotated[str, AfterValidator(_pattern(r"[^\n\r]+"))] | None = None
+    protocol: Literal["tcp", "udp"] | None = None
+    severity: Literal["none", "debug", "info", "notice", "warn", "error", "crit"] | None = None
+
+
+class DnsNameserver(_Entry):  # sonic-dns.yang: DNS_NAMESERVER|<ip> (at most 3; no fields)
+    pass
+
+
+class DnsOptions(_Entry):  # sonic-dns.yang: DNS_OPTIONS|GLOBAL (only with a DNS_NAMESERVER)
+    search: Annotated[list[Host], AfterValidator(_leaf_list)] | None = None
+    ndots: Annotated[str, AfterValidator(_integer(0, 15))] | None = None  # default 1
+    timeout: Annotated[str, AfterValidator(_integer(1, 30))] | None = None  # default 5
+    attempts: Annotated[str, AfterValidator(_integer(1, 5))] | None = None  # default 2
+
+
+class LldpPort(_Entry):  # sonic-lldp.yang: LLDP_PORT|<PORT>
+    enabled: Boolean | None = None  # default true
+    mode: Literal["RECEIVE", "TRANSMIT"] | None = None
+
+
+class Lldp(LldpPort):  # sonic-lldp.yang: LLDP|GLOBAL
+    hello_time: Annotated[str, AfterValidator(_integer(5, 254))] | None = None  # default 30
+    multiplier: Annotated[str, AfterValidator(_integer(1, 10))] | None = None  # default 4
+    system_name: str | None = None
+    system_description: str | None = None
+    supp_mgmt_address_tlv: Boolean | None = None  # default false
+    supp_system_capabilities_tlv: Boolean | None = None  # default false
+
+
+class Sflow(_Entry):  # sonic-sflow.yang: SFLOW|global
+    admin_state: UpDown | None = None  # default down
+    polling_interval: Annotated[str, AfterValidator(_sflow_polling)] | None = None  # default 20
+    agent_id: str | None = None  # union: PORT, LOOPBACK_INTERFACE, MGMT_PORT name or the Vlan pattern
+    sample_direction: SampleDirection | None = None  # default rx
+
+
+class SflowCollector(_Entry):  # sonic-sflow.yang: SFLOW_COLLECTOR|<name, 1..64 chars> (at most 2)
+    collector_ip: Address
+    collector_port: PortNumber | None = None  # default 6343
+    collector_vrf: VrfDevice | None = None
+
+
+class SflowSession(_Entry):  # sonic-sflow.yang: SFLOW_SESSION|<PORT or 'all'>
+    admin_state: UpDown | None = None  # default up
+    sample_rate: Annotated[str, AfterValidator(_integer(256, 8_388_608))] | None = None  # must: not on 'all'
+    sample_direction: SampleDirection | None = None  # default rx
+
+
+class BannerMessage(_Entry):  # sonic-banner.yang: BANNER_MESSAGE|global
+    state: EnabledDisabled | None = None  # default disabled
+    login: str | None = None  # default "Debian GNU/Linux 11"
+    motd: str | None = None  # default: SONiC's ASCII-art banner
+    logout: str | None = None  # default ""
+
+
+class Gnmi(_Entry):  # sonic-gnmi.yang: GNMI|gnmi
+    client_auth: Boolean | None = None
+    log_level: Annotated[str, AfterValidator(_integer(0, 100))] | None = None
+    port: PortNumber | None = None
+    save_on_set: Boolean | None = None
+    enable_crl: Boolean | None = None
+    crl_expire_duration: UInt32 | None = None
+    user_auth: Literal["password", "jwt", "cert", "none"] | None = None
+    vrf: VrfDevice | None = None
+
+
+# An absolute path ending in /<name>.cer or .key; YANG's '.' before the suffix is any character,
+# netgen's is a dot.
+CertFile = Annotated[str, AfterValidator(_pattern(r"(/[a-zA-Z0-9_-]+)*/[a-zA-Z0-9_-]+\.cer"))]
+
+
+class GnmiCerts(_Entry):  # sonic-gnmi.yang: GNMI|certs
+    ca_crt: CertFile | None = None
+    server_crt: CertFile | None = None
+    server_key: Annotated[str, AfterValidator(_pattern(r"(/[a-zA-Z0-9_-]+)*/[a-zA-Z0-9_-]+\.key"))] | None = None
+
+
+class GnmiClientCert(_Entry):  # sonic-gnmi.yang: GNMI_CLIENT_CERT|<client cert common name>
+    role: Annotated[list[Annotated[str, AfterValidator(_length(1, 10_000))]], AfterValidator(_leaf_list)]
+
+
+SnmpText = Annotated[str, AfterValidator(_length(1, 255)), AfterValidator(_pattern(r"[^\n]+"))]
+
+
+class SnmpLocation(_Entry):  # sonic-snmp.yang: SNMP|LOCATION
+    Location: SnmpText | None = None
+
+
+class SnmpContact(_Entry):  # sonic-snmp.yang: SNMP|CONTACT
+    Contact: SnmpText | None = None
+
+
+class SnmpCommunity(_Entry):  # sonic-snmp.yang: SNMP_COMMUNITY|<community>
+    TYPE: Literal["RO", "RW"] | None = None
+
+
+class SnmpUser(_Entry):
+    """sonic-snmp.yang: SNMP_USER|<user>. The musts tie the other fields to SNMP_USER_TYPE (checked
+    below): noAuthNoPriv has all four empty, AuthNoPriv an auth type and password (8+ characters)
+    and empty encryption, Priv all four (encryption DES or AES)."""
+
+    SNMP_USER_TYPE: Literal["noAuthNoPriv", "AuthNoPriv", "Priv"]
+    SNMP_USER_PERMISSION: Literal["RO", "RW"]
+    SNMP_USER_AUTH_TYPE: Literal["", "MD5", "SHA", "HMAC-SHA-2"] | None = None  # default ""
+    SNMP_USER_AUTH_PASSWORD: SnmpSecret | None = None
+    SNMP_USER_ENCRYPTION_TYPE: Literal["", "DES", "AES"] | None = None  # default ""
+    SNMP_USER_ENCRYPTION_PASSWORD: SnmpSecret  # mandatory, "" unless Priv
+
+
+class SnmpAgentAddress(_Entry):  # sonic-snmp.yang: SNMP_AGENT_ADDRESS_CONFIG|<ip>|<port or ''>|<vrf or ''>
+    pass
+
+
+class Aaa(_Entry):  # sonic-system-aaa.yang: AAA|authentication, AAA|authorization, AAA|accounting
+    # default "local"; must: tacacs+ in AAA|authentication needs TACPLUS|global.passkey
+    login: Annotated[str, AfterValidator(_pattern(
+        r"(ldap|tacacs\+|local|radius|default)(,(ldap|tacacs\+|local|radius|default))*"))] | None = None
+    failthrough: BooleanType | None = None  # default False
+    fallback: BooleanType | None = None  # default False
+    debug: BooleanType | None = None  # default False
+    trace: BooleanType | None = None  # default False
+
+
+TacacsAuthType = Literal["pap", "chap", "mschap", "login"]
+RadiusAuthType = Literal["pap", "chap", "mschapv2"]
+
+
+class Tacplus(_Entry):  # sonic-system-tacacs.yang: TACPLUS|global
+    auth_type: TacacsAuthType | None = None  # default pap
+    timeout: Timeout1To60 | None = None  # default 5
+    key_encrypt: Boolean | None = None
+    passkey: TacacsSecret | None = None
+    src_intf: str | None = None  # union: PORT, LOOPBACK_INTERFACE, MGMT_PORT name or the Vlan pattern
+
+
+class TacplusServer(_Entry):  # sonic-system-tacacs.yang: TACPLUS_SERVER|<host> (at most 8)
+    priority: Priority1To64 | None = None  # default 1
+    tcp_port: PortNumber | None = None  # default 49
+    timeout: Timeout1To60 | None = None  # default 5
+    auth_type: TacacsAuthType | None = None  # default pap
+    key_encrypt: Boolean | None = None
+    passkey: TacacsSecret | None = None
+    vrf: VrfDevice | None = None  # no management-VRF must here in YANG
+
+
+class Radius(_Entry):  # sonic-system-radius.yang: RADIUS|global
+    passkey: RadiusSecret | None = None
+    auth_type: RadiusAuthType | None = None  # default pap
+    src_ip: Address | None = None
+    nas_ip: Address | None = None
+    statistics: Boolean | None = None
+    timeout: Timeout1To60 | None = None  # default 5
+    retransmit: Retransmit | None = None  # default 3
+
+
+class RadiusServer(_Entry):  # sonic-system-radius.yang: RADIUS_SERVER|<host> (at most 8)
+    auth_port: PortNumber | None = None  # default 1812
+    passkey: RadiusSecret | None = None
+    auth_type: RadiusAuthType | None = None  # default pap
+    priority: Priority1To64 | None = None
+    timeout: Timeout1To60 | None = None  # default 5
+    retransmit: Retransmit | None = None  # default 3
+    vrf: VrfDevice | None = None  # no management-VRF must here in YANG
+    src_intf: str | None = None  # union: PORT, LOOPBACK_INTERFACE, MGMT_PORT name or the Vlan pattern
+
+
+# Fields holding a secret: their values are never quoted in a problem.
+SECRET_FIELDS = frozenset({
+    ("NTP_KEY", "value"), ("TACPLUS", "passkey"), ("TACPLUS_SERVER", "passkey"), ("RADIUS", "passkey"),
+    ("RADIUS_SERVER", "passkey"), ("SNMP_USER", "SNMP_USER_AUTH_PASSWORD"),
+    ("SNMP_USER", "SNMP_USER_ENCRYPTION_PASSWORD"),
+})
+# YANG max-elements
+MAX_ENTRIES = {"NTP_SERVER": 10, "DNS_NAMESERVER": 3, "SFLOW_COLLECTOR": 2, "TACPLUS_SERVER": 8, "RADIUS_SERVER": 8}
+
+
+# ---------------------------------------------------------------------------------------------
 # The table registry. A config_db key is split on "|"; the number of parts picks the YANG list
 # (e.g. INTERFACE|Ethernet0 vs INTERFACE|Ethernet0|10.0.0.0/31), and each part has its own check.
 
@@ -618,6 +973,15 @@ def _fixed(*names: str) -> tuple[str, Check]:
     return ("name", _one_of(*names))
 
 
+def _empty_or(check: Check) -> Check:
+    """A key part YANG types as a union with the empty string (SNMP_AGENT_ADDRESS_CONFIG's port and VRF)."""
+    return lambda value: value if value == "" else check(value)
+
+
+# sonic-mgmt_port.yang: eth0..eth3999 (MGMT_INTERFACE's name is a leafref to it)
+MGMT_PORT_NAME = ("name", _pattern(r"eth([0-9]|[1-9][0-9]{1,2}|[1-3][0-9]{3})"))
+
+
 TABLES: dict[str, Table] = {
     "DEVICE_METADATA": _table(((_fixed("localhost"),), DeviceMetadata)),
     "PORT": _table(((PORT_NAME,), Port)),
@@ -645,6 +1009,35 @@ TABLES: dict[str, Table] = {
     "PFC_WD": _table(((IFNAME,), PfcWd)),
     "FLEX_COUNTER_TABLE": _table(((_fixed(*FLEX_COUNTER_GROUPS),), FLEX_COUNTER_GROUPS)),
     "SWITCH_HASH": _table(((_fixed("GLOBAL"),), SwitchHash)),
+    # management plane
+    "MGMT_VRF_CONFIG": _table(((_fixed("vrf_global"),), MgmtVrfConfig)),
+    "MGMT_PORT": _table(((MGMT_PORT_NAME,), MgmtPort)),
+    "MGMT_INTERFACE": _table(((MGMT_PORT_NAME, IP_PREFIX), MgmtInterface)),
+    "NTP": _table(((_fixed("global"),), NtpGlobal)),
+    "NTP_SERVER": _table(((("server_address", _host),), NtpServer)),
+    "NTP_KEY": _table(((("id", _integer(1, 65535)),), NtpKey)),
+    "SYSLOG_SERVER": _table(((("server_address", _host),), SyslogServer)),
+    "DNS_NAMESERVER": _table(((("ip", _address),), DnsNameserver)),
+    "DNS_OPTIONS": _table(((_fixed("GLOBAL"),), DnsOptions)),
+    "LLDP": _table(((_fixed("GLOBAL"),), Lldp)),
+    "LLDP_PORT": _table(((PORT_NAME,), LldpPort)),
+    "SFLOW": _table(((_fixed("global"),), Sflow)),
+    "SFLOW_COLLECTOR": _table(((("name", _length(1, 64)),), SflowCollector)),
+    "SFLOW_SESSION": _table(((PORT_NAME,), SflowSession)),
+    "BANNER_MESSAGE": _table(((_fixed("global"),), BannerMessage)),
+    "GNMI": _table(((_fixed("gnmi", "certs"),), {"gnmi": Gnmi, "certs": GnmiCerts})),
+    "GNMI_CLIENT_CERT": _table(((("cert_cname", NAME[1]),), GnmiClientCert)),
+    "SNMP": _table(((_fixed("LOCATION", "CONTACT"),), {"LOCATION": SnmpLocation, "CONTACT": SnmpContact})),
+    "SNMP_COMMUNITY": _table(((("name", _all(_length(4, 32), _without(" @,\\'"))),), SnmpCommunity)),
+    "SNMP_USER": _table(((("name", _all(_length(4, 32), _without(" :@,\\'"))),), SnmpUser)),
+    "SNMP_AGENT_ADDRESS_CONFIG": _table(((("agent_ip", _address), ("port", _empty_or(_integer(0, 65535))),
+                                          ("vrf_name", _empty_or(_pattern(r"mgmt|Vrf[a-zA-Z0-9_-]+")))),
+                                         SnmpAgentAddress)),
+    "AAA": _table(((("type", _one_of("authentication", "authorization", "accounting")),), Aaa)),
+    "TACPLUS": _table(((_fixed("global"),), Tacplus)),
+    "TACPLUS_SERVER": _table(((("ipaddress", _host),), TacplusServer)),
+    "RADIUS": _table(((_fixed("global"),), Radius)),
+    "RADIUS_SERVER": _table(((("ipaddress", _host),), RadiusServer)),
 }
 RDMA_SWITCH_HASH = _table(((_fixed("GLOBAL"),), SwitchHashRdma))
 
@@ -659,6 +1052,8 @@ PORT_KEYED: dict[str, tuple[int, tuple[str, ...]]] = {
     "BUFFER_PORT_EGRESS_PROFILE_LIST": (0, ()),
     "PFC_WD": (0, ("GLOBAL",)),
     "VLAN_MEMBER": (1, ()),
+    "LLDP_PORT": (0, ()),
+    "SFLOW_SESSION": (0, ("all",)),
 }
 
 
@@ -684,6 +1079,8 @@ def _describe(error: ErrorDetails, table: str, is_map: bool, rdma_hash: bool) ->
     field = ".".join(str(p) for p in loc if not isinstance(p, int))
     field += "".join(f"[{p}]" for p in loc if isinstance(p, int))
     kind, value = error["type"], error.get("input")
+    if (table, field) in SECRET_FIELDS:
+        value = "***"
     if kind == "extra_forbidden":
         reason = "unknown field"
     elif kind == "missing":
@@ -691,7 +1088,8 @@ def _describe(error: ErrorDetails, table: str, is_map: bool, rdma_hash: bool) ->
     elif kind == "value_error":
         reason = error["msg"].removeprefix("Value error, ")
     elif kind == "string_type" and isinstance(value, list):
-        reason = f"must be one comma-separated string, not a JSON array (got {value!r})"
+        how = "one interface name" if (table, field) == ("NTP", "src_intf") else "one comma-separated string"
+        reason = f"must be {how}, not a JSON array (got {value!r})"
     elif kind == "literal_error":
         expected = str(error.get("ctx", {}).get("expected", ""))
         count = expected.count("'") // 2  # long enums (hash fields, device types) are not spelled out
@@ -752,6 +1150,12 @@ class _Parsed:
     def names(self, table: str) -> set[str]:
         data = self.config.get(table)
         return set(data) if isinstance(data, dict) else set()
+
+    def raw(self, table: str, key: str, field: str) -> Any:
+        """A field as given (None when absent), for musts that test what exists, as YANG does."""
+        data = self.config.get(table)
+        entry = data.get(key) if isinstance(data, dict) else None
+        return entry.get(field) if isinstance(entry, dict) else None
 
     def entries(self, table: str, model: type[T]) -> Iterator[tuple[_Row, T]]:
         for row in self.rows:
@@ -913,9 +1317,119 @@ def _pfc_wd_musts(cfg: _Parsed) -> Iterator[str]:
                 yield f"{row.where}: {field} {value} is below PFC_WD|GLOBAL.POLL_INTERVAL {poll}"
 
 
+def _source_interface(cfg: _Parsed, row: _Row, field: str, value: str | None, *, eth0: bool = False,
+                      vlan: bool = False) -> list[str]:
+    """A source-interface union of leafrefs to PORT, LOOPBACK_INTERFACE and MGMT_PORT names, plus the
+    literal 'eth0' (NTP) or the Vlan name pattern (sflow, tacacs, radius). The union's PORTCHANNEL
+    member is moot: netgen models no PORTCHANNEL table. A loopback with IP entries but no bare entry
+    counts as known here: the missing bare entry is reported on its own (_interface_musts)."""
+    if value is None or (eth0 and value == "eth0") or (vlan and _vlan_like(value)):
+        return []
+    loopbacks = {key.split("|")[0] for key in cfg.names("LOOPBACK_INTERFACE")}
+    if value in cfg.names("PORT") | loopbacks | cfg.names("MGMT_PORT"):
+        return []
+    extra = ", nor 'eth0'" if eth0 else ", nor Vlan0..Vlan4094" if vlan else ""
+    return [f"{row.where}: {field} {value!r} is not a PORT, LOOPBACK_INTERFACE or MGMT_PORT name{extra}"]
+
+
+def _management_references(cfg: _Parsed) -> Iterator[str]:
+    for row in cfg.rows:
+        if row.table == "MGMT_INTERFACE":
+            yield from cfg.ref(row, "name", row.parts[0], "MGMT_PORT")
+    for row, ntp in cfg.entries("NTP", NtpGlobal):
+        yield from _source_interface(cfg, row, "src_intf", ntp.src_intf, eth0=True)
+    key_ids = {int(k) for k in cfg.names("NTP_KEY") if k.isdigit()}
+    for row, server in cfg.entries("NTP_SERVER", NtpServer):
+        if server.key is not None and int(server.key) not in key_ids:
+            yield f"{row.where}: key {server.key!r} is not a NTP_KEY"
+    for row, syslog in cfg.entries("SYSLOG_SERVER", SyslogServer):
+        # VRF is not modelled (an unknown table to netgen), so only 'default' and 'mgmt' pass in practice
+        yield from cfg.ref(row, "vrf", syslog.vrf, "VRF", ("default", "mgmt"))
+    for row, sflow in cfg.entries("SFLOW", Sflow):
+        yield from _source_interface(cfg, row, "agent_id", sflow.agent_id, vlan=True)
+    for row, tacplus in cfg.entries("TACPLUS", Tacplus):
+        yield from _source_interface(cfg, row, "src_intf", tacplus.src_intf, vlan=True)
+    for row, radius in cfg.entries("RADIUS_SERVER", RadiusServer):
+        yield from _source_interface(cfg, row, "src_intf", radius.src_intf, vlan=True)
+
+
+def _same_family(one: str, other: str) -> bool:
+    """The musts' family test: both contain a '.' or both a ':'."""
+    return ("." in one and "." in other) or (":" in one and ":" in other)
+
+
+def _management_musts(cfg: _Parsed) -> Iterator[str]:
+    # An invalid MGMT_VRF_CONFIG|vrf_global is reported on its own; its users are then not judged.
+    mgmt_vrf = cfg.raw("MGMT_VRF_CONFIG", "vrf_global", "mgmtVrfEnabled") == "true" or (
+        "vrf_global" in cfg.names("MGMT_VRF_CONFIG") and not any(cfg.entries("MGMT_VRF_CONFIG", MgmtVrfConfig)))
+    for table, model, field in (("NTP", NtpGlobal, "vrf"), ("SYSLOG_SERVER", SyslogServer, "vrf"),
+                                ("SFLOW_COLLECTOR", SflowCollector, "collector_vrf"), ("GNMI", Gnmi, "vrf")):
+        for row, entry in cfg.entries(table, model):
+            if getattr(entry, field) == "mgmt" and not mgmt_vrf:
+                yield f"{row.where}: {field} 'mgmt' needs MGMT_VRF_CONFIG|vrf_global.mgmtVrfEnabled 'true'"
+    for row, mgmt in cfg.entries("MGMT_INTERFACE", MgmtInterface):
+        if not _same_family(row.parts[1], mgmt.gwaddr):
+            yield f"{row.where}: gwaddr {mgmt.gwaddr} is not in the address family of {row.parts[1]}"
+    for row, syslog in cfg.entries("SYSLOG_SERVER", SyslogServer):
+        if syslog.source is not None and not _same_family(syslog.source, row.key):
+            yield (f"{row.where}: source {syslog.source} and the server address are not the same family"
+                   " (YANG: both contain '.' or both ':')")
+    for row, _ in cfg.entries("DNS_OPTIONS", DnsOptions):
+        if not cfg.names("DNS_NAMESERVER"):
+            yield f"{row.where}: needs at least one DNS_NAMESERVER"
+    for row, session in cfg.entries("SFLOW_SESSION", SflowSession):
+        if row.key == "all" and session.sample_rate is not None:
+            yield f"{row.where}: sample_rate is not allowed on 'all' (set it per port)"
+    tacacs_key = cfg.raw("TACPLUS", "global", "passkey") is not None
+    for row, aaa in cfg.entries("AAA", Aaa):
+        login = aaa.login or "local"
+        if row.key == "authentication" and "tacacs+" in login.split(",") and not tacacs_key:
+            yield f"{row.where}: login {login!r} needs TACPLUS|global.passkey"
+    yield from _snmp_musts(cfg)
+    for table, most in MAX_ENTRIES.items():
+        if len(cfg.names(table)) > most:
+            yield f"{table}: {len(cfg.names(table))} entries, SONiC allows at most {most}"
+
+
+def _snmp_musts(cfg: _Parsed) -> Iterator[str]:
+    for row, user in cfg.entries("SNMP_USER", SnmpUser):
+        kind = user.SNMP_USER_TYPE
+        auth_type, auth_pw = user.SNMP_USER_AUTH_TYPE or "", user.SNMP_USER_AUTH_PASSWORD
+        priv_type, priv_pw = user.SNMP_USER_ENCRYPTION_TYPE or "", user.SNMP_USER_ENCRYPTION_PASSWORD
+        empty: list[tuple[str, str | None]] = []  # fields this user type must leave empty
+        if kind == "noAuthNoPriv":
+            empty += [("SNMP_USER_AUTH_TYPE", auth_type), ("SNMP_USER_AUTH_PASSWORD", auth_pw)]
+        else:
+            if not auth_type:
+                yield f"{row.where}: SNMP_USER_TYPE {kind} needs SNMP_USER_AUTH_TYPE MD5, SHA or HMAC-SHA-2"
+            if auth_pw is None:  # netgen's rule: YANG only checks the password when it is present
+                yield f"{row.where}: SNMP_USER_TYPE {kind} needs SNMP_USER_AUTH_PASSWORD"
+            elif len(auth_pw) < 8:
+                yield f"{row.where}: SNMP_USER_AUTH_PASSWORD must have at least 8 characters for {kind}"
+        if kind == "Priv":
+            if not priv_type:
+                yield f"{row.where}: SNMP_USER_TYPE Priv needs SNMP_USER_ENCRYPTION_TYPE DES or AES"
+            if len(priv_pw) < 8:
+                yield f"{row.where}: SNMP_USER_ENCRYPTION_PASSWORD must have at least 8 characters for Priv"
+        else:
+            empty += [("SNMP_USER_ENCRYPTION_TYPE", priv_type), ("SNMP_USER_ENCRYPTION_PASSWORD", priv_pw)]
+        for field, value in empty:
+            if value:
+                yield f"{row.where}: {field} must be empty for SNMP_USER_TYPE {kind}"
+    seen: dict[tuple[str, str], str] = {}  # YANG `unique agent_ip port`
+    for row, _ in cfg.entries("SNMP_AGENT_ADDRESS_CONFIG", SnmpAgentAddress):
+        address, port, _vrf = row.parts
+        ident = (str(ipaddress.ip_address(address)), str(int(port)) if port else "")
+        if ident in seen:
+            yield f"{row.where}: agent_ip and port already used by SNMP_AGENT_ADDRESS_CONFIG|{seen[ident]}"
+        else:
+            seen[ident] = row.key
+
+
 CROSS_CHECKS: tuple[Callable[[_Parsed], Iterator[str]], ...] = (
     _port_references, _interface_references, _qos_references,
     _device_musts, _interface_musts, _qos_musts, _pfc_wd_musts,
+    _management_references, _management_musts,
 )
 
 

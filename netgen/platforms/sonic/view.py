@@ -24,12 +24,15 @@ choices that a SONiC operator will ask about:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from netgen.checks import DesignContext
 from netgen.intent.catalog import PlatformModel, ProfileSetting
 from netgen.platforms.base import RenderError
 from netgen.platforms.features import dscp_to_tc, hashes_on_qp, runs_pfc_watchdog, tc_to_queue
 from netgen.platforms.routing import BgpPlan, bgp_plan
+from netgen.platforms.services import ServicesPlan, services_plan
+from netgen.platforms.sonic.services import services_tables
 from netgen.topology.buffers import FROM_SKU, DeviceBufferPlan
 from netgen.topology.model import Device, Port, PortKind, Role
 from netgen.topology.ports import PORT_NAMERS
@@ -109,6 +112,9 @@ class SonicView:
     rdma_hash: list[str]  # empty unless the platform release has RDMA hash fields
     # routing
     bgp: BgpPlan
+    # switch services (management port eth0)
+    services: ServicesPlan
+    services_db: dict[str, dict[str, Any]]  # their CONFIG_DB tables (sonic/services.py)
 
 
 def _ranges(values: list[int]) -> list[str]:
@@ -231,6 +237,7 @@ def build_view(ctx: DesignContext, device: Device) -> SonicView:
     plan = ctx.buffers[device.name]
     ports = _all_ports(model, used, fabric.mtu)
     backend = [p.name for p in used]
+    services = services_plan(ctx, device)
 
     routed = [(port.name, [str(port.ipv4)] + ([str(port.ipv6)] if port.ipv6 else []))
               for port in used if port.ipv4 is not None]
@@ -297,5 +304,7 @@ def build_view(ctx: DesignContext, device: Device) -> SonicView:
         ecmp_hash=FIVE_TUPLE,
         rdma_hash=[*FIVE_TUPLE, "RDMA_BTH_DEST_QP"] if rdma else [],
         bgp=bgp_plan(ctx, device),
+        services=services,
+        services_db=services_tables(services, backend),
     )
 

@@ -49,6 +49,12 @@ options:
     description: Seconds the post-checks may take to pass (sessions re-establishing) before the change is rolled back.
     type: float
     default: 60
+  remove_unmanaged:
+    description:
+      - Remove configuration outside netgen's sections and the device-owned ones, whatever deploy.yaml's
+        C(ownership) policy says. Without it that policy applies, normally keep.
+    type: bool
+    default: false
   known_hosts:
     description: SSH host keys to verify against (default from deploy.yaml).
     type: path
@@ -125,6 +131,7 @@ ARGUMENT_SPEC = {
     "change_id": {"type": "str"},
     "confirm_timeout": {"type": "int"},
     "post_check_timeout": {"type": "float", "default": 60.0},
+    "remove_unmanaged": {"type": "bool", "default": False},
     "known_hosts": {"type": "path"},
     "verify_host_keys": {"type": "bool", "default": True},
     "credentials_file": {"type": "path"},

@@ -1,0 +1,156 @@
+"""The switch's own services: out-of-band management, NTP, syslog, DNS, LLDP, sFlow, gNMI
+telemetry and the login banner. Every section is optional: a fabric file without `services:`
+renders none of it, and the deploy then keeps what the switch already has (deploy.yaml
+`ownership`). A declared section is rendered for every switch, on both NOSes, and from then on
+belongs to netgen: what a switch has there beyond the intent is removed by the next deploy.
+
+Defaults are tagged as in fabric.py: [industry: who] for a documented vendor default, [netgen]
+where netgen chose.
+"""
+
+from __future__ import annotations
+
+import re
+from ipaddress import IPv4Address, IPv4Network, IPv6Address
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, model_validator
+
+from netgen.intent.types import IntentModel, SafeName
+
+# A DNS name (RFC 1123 labels), lower or upper case, no trailing dot.
+_LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+DOMAIN_PATTERN = rf"^({_LABEL}\.)*{_LABEL}$"
+DomainName = Annotated[str, StringConstraints(pattern=DOMAIN_PATTERN, max_length=253)]
+MAX_ADDRESS_TEXT = 45  # 'ffff:...:255.255.255.255'
+
+
+def _address_text(value: object) -> object:
+    if isinstance(value, str) and len(value) > MAX_ADDRESS_TEXT:
+        raise ValueError(f"not an IP address: longer than {MAX_ADDRESS_TEXT} characters")
+    return value
+
+
+ServerAddress = Annotated[IPv4Address | IPv6Address, BeforeValidator(_address_text)]
+V4Address = Annotated[IPv4Address, BeforeValidator(_address_text)]
+V4Prefix = Annotated[IPv4Network, BeforeValidator(_address_text)]
+
+# Banner text reaches an EOS `banner login` block (ended by a line `EOF`) and a SONiC CONFIG_DB
+# string: printable ASCII and newlines only, no line that EOS would read as the end of the block.
+_BANNER_LINE = re.compile(r"^[ -~]{0,200}$")
+
+
+def _banner(text: str) -> str:
+    lines = text.rstrip("\n").split("\n")
+    if len(lines) > 40:
+        raise ValueError("at most 40 lines")
+    for number, line in enumerate(lines, start=1):
+        if not _BANNER_LINE.match(line):
+            raise ValueError(f"line {number}: only printable ASCII (no tab or control character), <= 200 chars")
+        if line.strip() == "EOF":
+            raise ValueError(f"line {number}: a line 'EOF' would end the banner early on EOS")
+        if line.lstrip().startswith("!") or line.strip() == "end":
+            # config files and sessions treat these as a comment or the end of the config
+            raise ValueError(f"line {number}: a line starting with '!' or reading 'end' would be taken for config")
+    return "\n".join(lines)
+
+
+# The pattern is the coarse gate (printable ASCII and newlines) the schema and the injection guard
+# see; _banner then checks line by line.
+BannerText = Annotated[str, StringConstraints(pattern=r"^[ -~\n]*$", max_length=8200), AfterValidator(_banner)]
+
+
+class ManagementNetwork(IntentModel):
+    """Out-of-band management: one IPv4 address per switch on its management port, in a VRF, with
+    a default route to the gateway. Addresses come from `prefix` by position, the same way as
+    loopbacks (slot 0 for the ATSW layer, slot N for zone N; RTSWs in the lower half of a slot by
+    rack number, CTSWs and ATSWs in the upper half), so adding a rack never moves one; `devices`
+    pins any switch to an address from your IPAM instead."""
+
+    prefix: V4Prefix = Field(description="The management subnet every switch sits in.")
+    gateway: V4Address = Field(description="Default gateway, inside the prefix.")
+    vrf: SafeName = Field(default="mgmt", description="Management VRF. SONiC's is always 'mgmt'. [industry: SONiC]")
+    devices: dict[SafeName, V4Address] = Field(
+        default_factory=dict, description="Fixed addresses by switch name (an IPAM table); the rest from the prefix.")
+
+    @model_validator(mode="after")
+    def _gateway_inside(self) -> ManagementNetwork:
+        if self.gateway not in self.prefix:
+            raise ValueError(f"gateway {self.gateway} is outside prefix {self.prefix}")
+        return self
+
+
+class Ntp(IntentModel):
+    servers: list[ServerAddress] = Field(min_length=1, max_length=8, description="NTP servers, reached in the VRF.")
+
+
+class SyslogServer(IntentModel):
+    address: ServerAddress = Field(description="Syslog server, reached in the management VRF.")
+    port: int = Field(default=514, ge=1, le=65535, description="[industry: RFC 5426 514/udp]")
+    protocol: Literal["udp", "tcp"] = Field(default="udp", description="Transport. [industry: RFC 5426 udp]")
+
+
+class Syslog(IntentModel):
+    servers: list[SyslogServer] = Field(min_length=1, max_length=8, description="Remote syslog servers.")
+
+
+class Dns(IntentModel):
+    servers: list[ServerAddress] = Field(min_length=1, max_length=3, description="Name servers (resolv.conf: 3).")
+    domain: DomainName | None = Field(default=None, description="Search domain.")
+
+
+class Lldp(IntentModel):
+    hello_s: int = Field(default=30, ge=5, le=3600, description="Transmit interval. [industry: EOS, SONiC 30 s]")
+    multiplier: int = Field(default=4, ge=2, le=10, description="Hold time = hello x multiplier. [industry: 4]")
+
+
+class SflowCollector(IntentModel):
+    address: ServerAddress = Field(description="sFlow collector, reached in the management VRF.")
+    port: int = Field(default=6343, ge=1, le=65535, description="[industry: sFlow 6343/udp]")
+
+
+class Sflow(IntentModel):
+    """Packet sampling on every fabric port: the only per-flow view of a RoCE fabric at line rate."""
+
+    collectors: list[SflowCollector] = Field(min_length=1, max_length=2, description="Collectors (SONiC: at most 2).")
+    # EOS takes a rate under 16384 only as `sflow sample dangerous N` (AVD eos/sflow.j2): not offered.
+    sample_rate: int = Field(default=32768, ge=16384, le=8388608,
+                             description="1 in N packets (sonic-sflow.yang: at most 8388608). [netgen]")
+    polling_interval_s: int = Field(default=20, ge=5, le=300, description="Counter export. [industry: sFlow 20 s]")
+
+
+class Gnmi(IntentModel):
+    """Streaming telemetry: the switch's gNMI server in the management VRF."""
+
+    port: int = Field(default=6030, ge=1024, le=65535, description="gNMI port. [industry: EOS 6030]")
+
+
+class Telemetry(IntentModel):
+    gnmi: Gnmi = Field(default_factory=Gnmi, description="gNMI server settings.")
+
+
+class Banner(IntentModel):
+    login: BannerText = Field(description="Shown before login.")
+
+
+class Services(IntentModel):
+    management: ManagementNetwork | None = Field(default=None, description="Out-of-band management network.")
+    ntp: Ntp | None = Field(default=None, description="Time servers.")
+    syslog: Syslog | None = Field(default=None, description="Remote logging.")
+    dns: Dns | None = Field(default=None, description="Name resolution on the switch.")
+    lldp: Lldp | None = Field(default=None, description="LLDP timers (LLDP runs by default on both NOSes).")
+    sflow: Sflow | None = Field(default=None, description="Packet sampling to collectors.")
+    telemetry: Telemetry | None = Field(default=None, description="Streaming telemetry (gNMI).")
+    banner: Banner | None = Field(default=None, description="Login banner.")
+
+    @model_validator(mode="after")
+    def _need_management(self) -> Services:
+        needs = [name for name in ("ntp", "syslog", "dns", "sflow", "telemetry") if getattr(self, name) is not None]
+        if needs and self.management is None:
+            raise ValueError(f"{', '.join(needs)} reach their servers through the management network: add"
+                             " services.management (prefix, gateway)")
+        return self
+
+
+__all__ = ["Banner", "Dns", "Gnmi", "Lldp", "ManagementNetwork", "Ntp", "Services", "Sflow", "SflowCollector",
+           "Syslog", "SyslogServer", "Telemetry"]

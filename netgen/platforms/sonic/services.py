@@ -1,0 +1,55 @@
+"""The CONFIG_DB tables of the switch's own services, built as data from the services plan.
+
+SONiC keeps the management port (eth0) in the VRF named `mgmt` (MGMT_VRF_CONFIG), and every
+service below reaches its servers there. Table and field names: SONiC master's YANG models
+(sonic-mgmt_vrf, sonic-mgmt_interface, sonic-ntp, sonic-syslog, sonic-dns, sonic-lldp, sonic-sflow,
+sonic-gnmi, sonic-banner); schema.py restates their rules and checks the result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from netgen.platforms.services import ServicesPlan
+
+MGMT_PORT, MGMT_VRF = "eth0", "mgmt"
+
+
+def services_tables(plan: ServicesPlan, backend_ports: list[str]) -> dict[str, dict[str, Any]]:
+    tables: dict[str, dict[str, Any]] = {}
+    if plan.address and plan.gateway:
+        tables["MGMT_VRF_CONFIG"] = {"vrf_global": {"mgmtVrfEnabled": "true"}}
+        # the port itself, which MGMT_INTERFACE refers to (sonic-mgmt_interface.yang leafref)
+        tables["MGMT_PORT"] = {MGMT_PORT: {"admin_status": "up", "alias": MGMT_PORT}}
+        tables["MGMT_INTERFACE"] = {f"{MGMT_PORT}|{plan.address}": {"gwaddr": plan.gateway}}
+    if plan.ntp:
+        # dhcp disabled: servers a DHCP lease offers on eth0 would replace the intent's
+        tables["NTP"] = {"global": {"vrf": MGMT_VRF, "src_intf": MGMT_PORT, "dhcp": "disabled"}}
+        tables["NTP_SERVER"] = {a: {"iburst": "on", "association_type": "server"} for a in plan.ntp}
+    if plan.syslog:
+        tables["SYSLOG_SERVER"] = {h.address: {"port": str(h.port), "protocol": h.protocol, "vrf": MGMT_VRF}
+                                   for h in plan.syslog}
+    if plan.dns_servers:
+        tables["DNS_NAMESERVER"] = {a: {} for a in plan.dns_servers}
+    if plan.dns_domain:
+        tables["DNS_OPTIONS"] = {"GLOBAL": {"search": [plan.dns_domain]}}
+    if plan.lldp:
+        tables["LLDP"] = {"GLOBAL": {"hello_time": str(plan.lldp.hello_s), "multiplier": str(plan.lldp.multiplier)}}
+    if plan.sflow:
+        # agent id: the loopback, a stable per-switch address; datagrams leave through the VRF
+        tables["SFLOW"] = {"global": {"admin_state": "up", "polling_interval": str(plan.sflow.polling_interval_s),
+                                      "agent_id": "Loopback0"}}
+        tables["SFLOW_COLLECTOR"] = {
+            f"collector{n}": {"collector_ip": address, "collector_port": str(port), "collector_vrf": MGMT_VRF}
+            for n, (address, port) in enumerate(plan.sflow.collectors, start=1)}
+        tables["SFLOW_SESSION"] = {port: {"admin_state": "up", "sample_rate": str(plan.sflow.sample_rate)}
+                                   for port in backend_ports}
+    if plan.gnmi_port:
+        # certificates (GNMI|certs) stay the device's: netgen holds no key material
+        tables["GNMI"] = {"gnmi": {"port": str(plan.gnmi_port), "user_auth": "password", "vrf": MGMT_VRF}}
+    if plan.banner:
+        tables["BANNER_MESSAGE"] = {"global": {"state": "enabled", "login": "\n".join(plan.banner)}}
+    return tables
+
+
+__all__ = ["MGMT_PORT", "MGMT_VRF", "services_tables"]

@@ -1,0 +1,136 @@
+"""Switch services (intent services:): addresses by position, and the lines and tables each NOS gets,
+checked against values worked out by hand from the small example's fabric file."""
+
+from __future__ import annotations
+
+import json
+from ipaddress import IPv4Interface
+
+import pytest
+import yaml
+
+from netgen.checks import DesignContext
+from netgen.intent import load_fabric
+from netgen.platforms.render import render_devices
+from netgen.topology import expand
+from tests.conftest import SMALL, run_cli
+
+pytestmark = pytest.mark.render
+
+
+def _ctx(path):
+    loaded = load_fabric(path)
+    return DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog))
+
+
+def _render(path, *names):
+    ctx = _ctx(path)
+    rendered, _ = render_devices(ctx, [ctx.topology.devices[n] for n in names])
+    return {n: {f.name: f.content for f in files} for n, files in rendered.items()}
+
+
+def test_management_addresses_by_position():
+    # 192.168.0.0/20 in 16 slots of /24: slot 0 = ATSWs (upper half), slot N = zone N; RTSW r -> .r,
+    # CTSW k -> .128+k
+    devices = _ctx(SMALL).topology.devices
+    got = {n: devices[n].mgmt_ipv4 for n in ("atsw01", "atsw02", "z01-rtsw001", "z01-rtsw004", "z01-ctsw01",
+                                            "z02-rtsw003", "z02-ctsw04")}
+    assert got == {n: IPv4Interface(f"{a}/20") for n, a in (
+        ("atsw01", "192.168.0.129"), ("atsw02", "192.168.0.130"), ("z01-rtsw001", "192.168.1.1"),
+        ("z01-rtsw004", "192.168.1.4"), ("z01-ctsw01", "192.168.1.129"), ("z02-rtsw003", "192.168.2.3"),
+        ("z02-ctsw04", "192.168.2.132"))}
+    assert len({d.mgmt_ipv4 for d in devices.values()}) == len(devices) == 18
+
+
+def test_adding_a_rack_moves_no_management_address_and_a_pin_wins(small_data, write_fabric):
+    before = {n: d.mgmt_ipv4 for n, d in _ctx(SMALL).topology.devices.items()}
+    small_data["zones"][0]["racks"] = 5
+    small_data["services"]["management"]["devices"] = {"z01-ctsw02": "192.168.15.10"}
+    after = {n: d.mgmt_ipv4 for n, d in _ctx(write_fabric(small_data)).topology.devices.items()}
+    assert after["z01-rtsw005"] == IPv4Interface("192.168.1.5/20")
+    assert after["z01-ctsw02"] == IPv4Interface("192.168.15.10/20")
+    assert {n: a for n, a in after.items() if n in before and n != "z01-ctsw02"} == {
+        n: a for n, a in before.items() if n != "z01-ctsw02"}
+
+
+def test_eos_lines_of_every_service():
+    cfg = _render(SMALL, "z02-rtsw001", "z01-ctsw01")
+    rtsw, ctsw = cfg["z02-rtsw001"]["z02-rtsw001.cfg"], cfg["z01-ctsw01"]["z01-ctsw01.cfg"]
+    for line in ("vrf instance mgmt", "interface Management1\n   vrf mgmt\n   ip address 192.168.2.1/20",
+                 "ip route vrf mgmt 0.0.0.0/0 192.168.0.1", "ntp local-interface vrf mgmt Management1",
+                 "ntp server vrf mgmt 192.0.2.123 iburst", "ntp server vrf mgmt 192.0.2.124 iburst",
+                 "logging vrf mgmt host 192.0.2.10 514\n", "logging vrf mgmt host 192.0.2.11 6514 protocol tcp",
+                 "logging vrf mgmt source-interface Management1", "ip name-server vrf mgmt 192.0.2.53",
+                 "dns domain mgmt.small-lab.example.net", "lldp timer 30", "lldp hold-time 120",
+                 "sflow sample 32768", "sflow polling-interval 20", "sflow vrf mgmt destination 192.0.2.60 6343",
+                 "sflow vrf mgmt source-interface Management1", "sflow run",
+                 "management api gnmi\n   !\n   transport grpc mgmt\n      port 6030\n      vrf mgmt",
+                 "banner login\nsmall-lab backend fabric. Authorized use only.\n"
+                 "Changes go through netgen; manual edits are reverted.\nEOF\n"):
+        assert line in rtsw, line
+    # a modular chassis: Management0 follows the active supervisor
+    assert "interface Management0\n   vrf mgmt\n   ip address 192.168.1.129/20" in ctsw
+    assert "Management1" not in ctsw
+
+
+def test_sonic_tables_of_every_service():
+    db = json.loads(_render(SMALL, "z01-rtsw001")["z01-rtsw001"]["config_db.json"])
+    assert db["MGMT_VRF_CONFIG"] == {"vrf_global": {"mgmtVrfEnabled": "true"}}
+    assert db["MGMT_PORT"] == {"eth0": {"admin_status": "up", "alias": "eth0"}}
+    assert db["MGMT_INTERFACE"] == {"eth0|192.168.1.1/20": {"gwaddr": "192.168.0.1"}}
+    assert db["NTP"] == {"global": {"vrf": "mgmt", "src_intf": "eth0", "dhcp": "disabled"}}
+    assert sorted(db["NTP_SERVER"]) == ["192.0.2.123", "192.0.2.124"]
+    assert db["SYSLOG_SERVER"]["192.0.2.11"] == {"port": "6514", "protocol": "tcp", "vrf": "mgmt"}
+    assert db["DNS_NAMESERVER"] == {"192.0.2.53": {}}
+    assert db["DNS_OPTIONS"] == {"GLOBAL": {"search": ["mgmt.small-lab.example.net"]}}
+    assert db["LLDP"] == {"GLOBAL": {"hello_time": "30", "multiplier": "4"}}
+    assert db["SFLOW"]["global"] == {"admin_state": "up", "polling_interval": "20", "agent_id": "Loopback0"}
+    assert db["SFLOW_COLLECTOR"] == {"collector1": {"collector_ip": "192.0.2.60", "collector_port": "6343",
+                                                    "collector_vrf": "mgmt"}}
+    # one session per fabric port: 16 host ports (2 hosts x 8 NICs) + 16 uplinks
+    assert len(db["SFLOW_SESSION"]) == 32 and {v["sample_rate"] for v in db["SFLOW_SESSION"].values()} == {"32768"}
+    assert db["GNMI"] == {"gnmi": {"port": "6030", "user_auth": "password", "vrf": "mgmt"}}
+    assert db["BANNER_MESSAGE"]["global"]["login"].count("\n") == 1
+
+
+def test_a_fabric_without_services_renders_none_of_them(small_data, write_fabric):
+    del small_data["services"]
+    cfg = _render(write_fabric(small_data), "z02-rtsw001", "z01-rtsw001")
+    eos = cfg["z02-rtsw001"]["z02-rtsw001.cfg"]
+    assert not any(w in eos for w in ("Management", "vrf instance", "ntp ", "sflow", "lldp", "banner", "logging"))
+    db = json.loads(cfg["z01-rtsw001"]["config_db.json"])
+    assert not {"MGMT_INTERFACE", "NTP", "SYSLOG_SERVER", "SFLOW", "GNMI", "BANNER_MESSAGE"} & set(db)
+
+
+@pytest.mark.parametrize(("path", "value", "expected"), [
+    ("banner.login", "hello\nEOF\nmore", "a line 'EOF' would end the banner early"),
+    ("banner.login", "! not a comment", "starting with '!'"),
+    ("banner.login", "tab\there", "allowed: text matching ^[ -~\\n]*$"),
+    ("sflow.sample_rate", 1024, "greater than or equal to 16384"),
+    ("sflow.collectors", [{"address": "192.0.2.1"}] * 3, "at most 2"),
+    ("management.gateway", "10.0.0.1", "gateway 10.0.0.1 is outside prefix 192.168.0.0/20"),
+    ("dns.domain", "bad_domain!", "services.dns.domain"),
+])
+def test_bad_service_input_is_exit_2_naming_the_field(small_data, write_fabric, path, value, expected):
+    node = small_data["services"]
+    *parents, last = path.split(".")
+    for part in parents:
+        node = node[part]
+    node[last] = value
+    result = run_cli("validate", str(write_fabric(small_data)))
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"services.{parents[0]}" in result.stderr and expected in result.stderr, result.stderr
+
+
+def test_services_need_a_management_network(small_data, write_fabric):
+    del small_data["services"]["management"]
+    result = run_cli("validate", str(write_fabric(small_data)))
+    assert result.exit_code == 2
+    assert "reach their servers through the management network: add services.management" in result.stderr
+
+
+def test_the_small_example_declares_every_section():
+    services = yaml.safe_load(SMALL.read_text())["services"]
+    from netgen.intent.services import Services  # noqa: PLC0415
+
+    assert set(services) == set(Services.model_fields)
