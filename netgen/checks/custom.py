@@ -1,4 +1,4 @@
-"""NG6xx: custom configuration blocks (intent custom_config) fit the fabric they are written for."""
+"""NG6xx: scoped settings (custom_config blocks, services.overrides) fit the fabric they are written for."""
 
 from __future__ import annotations
 
@@ -7,26 +7,34 @@ from typing import ClassVar
 
 from netgen.checks.base import DesignContext, Finding, devices_text, error, register, warning
 from netgen.intent.custom import PARTS_BY_NOS, AmbiguousLayer, layered
+from netgen.intent.scope import Scoped
+from netgen.intent.services import AmbiguousOverride, effective_services
 from netgen.topology.model import Device
 
 
+def _scoped(ctx: DesignContext) -> list[tuple[str, str, Scoped]]:
+    """(fabric-file path, what to call it, entry) for every scoped entry of the fabric file."""
+    return [*((f"custom_config[{i}]", f"block {b.name!r}", b) for i, b in enumerate(ctx.fabric.custom_config)),
+            *((f"services.overrides[{i}]", "override", o) for i, o in enumerate(ctx.fabric.services.overrides))]
+
+
 @register
-class CustomScopeNamesExist:
+class ScopeNamesExist:
     code: ClassVar[str] = "NG601"
-    title: ClassVar[str] = "A custom_config scope names switches and zones that exist"
+    title: ClassVar[str] = "A scope (custom_config, services.overrides) names switches and zones that exist"
 
     def run(self, ctx: DesignContext) -> Iterator[Finding]:
         zones = {zone.id for zone in ctx.fabric.zones}
-        for index, block in enumerate(ctx.fabric.custom_config):
-            unknown = [name for name in block.devices if name not in ctx.topology.devices]
+        for path, what, entry in _scoped(ctx):
+            unknown = [name for name in entry.devices if name not in ctx.topology.devices]
             if unknown:
-                yield error(self.code, f"custom_config[{index}].devices",
-                            f"block {block.name!r} names switches the fabric does not have: {', '.join(unknown)}",
+                yield error(self.code, f"{path}.devices",
+                            f"{what} names switches the fabric does not have: {', '.join(unknown)}",
                             "use names as `netgen show` lists them")
-            missing = [str(zone) for zone in block.zones if zone not in zones]
+            missing = [str(zone) for zone in entry.zones if zone not in zones]
             if missing:
-                yield error(self.code, f"custom_config[{index}].zones",
-                            f"block {block.name!r} names zones the fabric does not have: {', '.join(missing)}",
+                yield error(self.code, f"{path}.zones",
+                            f"{what} names zones the fabric does not have: {', '.join(missing)}",
                             f"zones are {', '.join(str(z) for z in sorted(zones))}")
 
 
@@ -48,23 +56,26 @@ class CustomBlocksReachTheirNos:
 
 
 @register
-class CustomLayersAreUnambiguous:
+class LayersAreUnambiguous:
     code: ClassVar[str] = "NG603"
-    title: ClassVar[str] = "Blocks of one name and one layer never meet on a switch"
+    title: ClassVar[str] = "Two entries of one layer never both decide the same thing on a switch"
 
     def run(self, ctx: DesignContext) -> Iterator[Finding]:
         blocks = list(ctx.fabric.custom_config)
-        if not blocks:
+        services = ctx.fabric.services
+        if not blocks and not services.overrides:
             return
-        clashes: dict[str, list[Device]] = {}
-        messages: dict[str, str] = {}
+        clashes: dict[str, tuple[str, str, list[Device]]] = {}  # clash -> (subject, summary, switches)
         for device in ctx.topology.devices.values():
+            role, zone, name = device.role.value, device.zone, device.name
             try:
-                layered(blocks, device.role.value, device.zone, device.name)
+                layered(blocks, role, zone, name)
             except AmbiguousLayer as exc:
-                clashes.setdefault(exc.name, []).append(device)
-                messages.setdefault(exc.name, str(exc))
-        for name, devices in clashes.items():
-            yield error(self.code, "custom_config", f"{messages[name]} ({len(devices)} switch(es):"
-                        f" {devices_text(devices)})",
-                        "give one of them a narrower scope (a block replaces only a wider one of its name)")
+                clashes.setdefault(f"block {exc.name}", ("custom_config", exc.summary, []))[2].append(device)
+            try:
+                effective_services(services, role, zone, name)
+            except AmbiguousOverride as exc:
+                clashes.setdefault(exc.key, ("services.overrides", exc.summary, []))[2].append(device)
+        for subject, summary, devices in clashes.values():
+            yield error(self.code, subject, f"{summary} {len(devices)} switch(es): {devices_text(devices)}",
+                        "give one of them a narrower scope (the narrower entry wins), or merge them")

@@ -18,11 +18,12 @@ come by reference (see README "Switch services").
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
-from netgen.intent.types import IntentModel, SafeName
+from netgen.intent.scope import LAYERS, Scoped
+from netgen.intent.types import SafeName
 
 MAX_LINES = 500
 # Printable ASCII and newlines: the coarse gate the JSON Schema and the injection guard see.
@@ -134,21 +135,14 @@ FrrBlock = Annotated[str, _BLOCK_TEXT, AfterValidator(_frr_block)]
 TableName = Annotated[str, StringConstraints(pattern=CONFIG_DB_NAME.pattern)]
 ConfigDbFragment = Annotated[dict[TableName, Any], AfterValidator(_config_db)]
 
-# The layers, widest first: the order blocks are applied in.
-LAYERS = ("all", "tier", "zone", "device")
 # Which parts of a block each NOS's renderer reads.
 PARTS_BY_NOS = {"eos": ("eos_cli",), "sonic": ("sonic_config_db", "frr")}
 
 
-class CustomConfig(IntentModel):
+class CustomConfig(Scoped):
     """One named block of custom configuration and where it applies."""
 
     name: SafeName = Field(description="Names the block in diffs, in rendered files and in `netgen show --device`.")
-    tiers: list[Literal["rtsw", "ctsw", "atsw"]] = Field(
-        default_factory=list, description="Only on these tiers (empty: every tier).")
-    zones: list[Annotated[int, Field(ge=1, le=255)]] = Field(
-        default_factory=list, description="Only in these AI Zones (empty: every zone and the ATSW layer).")
-    devices: list[SafeName] = Field(default_factory=list, description="Only these switches (empty: every switch).")
     eos_cli: EosBlock | None = Field(
         default=None, description="EOS running-config lines (3-space indentation), added to the rendered config.")
     sonic_config_db: ConfigDbFragment | None = Field(
@@ -161,26 +155,17 @@ class CustomConfig(IntentModel):
             raise ValueError("give at least one of eos_cli, sonic_config_db, frr")
         return self
 
-    @property
-    def layer(self) -> str:
-        """The narrowest selector given: the block's place in the layering."""
-        return "device" if self.devices else "zone" if self.zones else "tier" if self.tiers else "all"
-
     def parts_for(self, nos: str) -> tuple[str, ...]:
         """The parts of this block a switch running `nos` gets."""
         return tuple(part for part in PARTS_BY_NOS.get(nos, ()) if getattr(self, part) is not None)
-
-    def applies(self, role: str, zone: int | None, device: str) -> bool:
-        return ((not self.tiers or role in self.tiers) and (not self.zones or zone in self.zones)
-                and (not self.devices or device in self.devices))
 
 
 class AmbiguousLayer(ValueError):
     """Two blocks with one name and one layer both apply to a switch: neither can replace the other."""
 
     def __init__(self, name: str, layer: str, device: str) -> None:
-        super().__init__(f"two custom_config blocks named {name!r} of the same layer ({layer}) apply to {device}:"
-                         " narrow one's scope, or rename one")
+        self.summary = f"two custom_config blocks named {name!r} of the same layer ({layer}) apply to"
+        super().__init__(f"{self.summary} {device}: narrow one's scope, or rename one")
         self.name = name
 
 

@@ -11,11 +11,13 @@ where netgen chose.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv4Network, IPv6Address
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, model_validator
 
+from netgen.intent.scope import LAYERS, Scoped
 from netgen.intent.types import IntentModel, SafeName
 
 # A DNS name (RFC 1123 labels), lower or upper case, no trailing dot.
@@ -133,6 +135,75 @@ class Banner(IntentModel):
     login: BannerText = Field(description="Shown before login.")
 
 
+# Sections an override may replace for some switches (management is per switch already: devices).
+OVERRIDABLE = ("ntp", "syslog", "dns", "lldp", "sflow", "telemetry", "banner")
+
+
+class ServicesOverride(Scoped):
+    """Sections for the switches in a scope, replacing the fabric-wide ones there whole (a zone's
+    own NTP servers, a lower sFlow rate on the ATSWs). Layered like custom_config: the fabric-wide
+    section, then tier, zone and device overrides, the narrowest winning; two overrides of one layer
+    giving the same section to one switch are a design error (NG603)."""
+
+    ntp: Ntp | None = Field(default=None, description="Time servers for these switches.")
+    syslog: Syslog | None = Field(default=None, description="Remote logging for these switches.")
+    dns: Dns | None = Field(default=None, description="Name resolution for these switches.")
+    lldp: Lldp | None = Field(default=None, description="LLDP timers for these switches.")
+    sflow: Sflow | None = Field(default=None, description="Packet sampling for these switches.")
+    telemetry: Telemetry | None = Field(default=None, description="gNMI for these switches.")
+    banner: Banner | None = Field(default=None, description="Login banner for these switches.")
+
+    @model_validator(mode="after")
+    def _useful(self) -> ServicesOverride:
+        if not (self.tiers or self.zones or self.devices):
+            raise ValueError("an override needs tiers, zones or devices (for every switch, set the section itself)")
+        if not self.sections():
+            raise ValueError(f"give at least one of {', '.join(OVERRIDABLE)}")
+        return self
+
+    def sections(self) -> list[str]:
+        return [name for name in OVERRIDABLE if getattr(self, name) is not None]
+
+
+class AmbiguousOverride(ValueError):
+    """Two overrides of one layer give the same section to one switch: neither can win."""
+
+    def __init__(self, section: str, layer: str, device: str, first: str, second: str) -> None:
+        self.summary = f"{first} and {second} (both of layer {layer}) give {section} to"
+        super().__init__(f"{self.summary} {device}: narrow one's scope, or merge them")
+        self.key = f"{first}|{second}"
+
+
+@dataclass(frozen=True, slots=True)
+class EffectiveServices:
+    """One switch's service sections after the overrides, and the fabric-file path of each."""
+
+    ntp: Ntp | None
+    syslog: Syslog | None
+    dns: Dns | None
+    lldp: Lldp | None
+    sflow: Sflow | None
+    telemetry: Telemetry | None
+    banner: Banner | None
+    sources: dict[str, str]  # section -> services.ntp, services.overrides[2].ntp, ...
+
+
+def effective_services(services: Services, role: str, zone: int | None, device: str) -> EffectiveServices:
+    """Raises AmbiguousOverride when two overrides of one layer give the switch the same section."""
+    values: dict[str, Any] = {name: getattr(services, name) for name in OVERRIDABLE}
+    sources = {name: f"services.{name}" for name in OVERRIDABLE}
+    layer_of: dict[str, str] = {}
+    hits = sorted(((index, o) for index, o in enumerate(services.overrides) if o.applies(role, zone, device)),
+                  key=lambda hit: LAYERS.index(hit[1].layer))
+    for index, override in hits:
+        for name in override.sections():
+            source = f"services.overrides[{index}].{name}"
+            if layer_of.get(name) == override.layer:
+                raise AmbiguousOverride(name, override.layer, device, sources[name], source)
+            values[name], sources[name], layer_of[name] = getattr(override, name), source, override.layer
+    return EffectiveServices(**values, sources=sources)
+
+
 class Services(IntentModel):
     management: ManagementNetwork | None = Field(default=None, description="Out-of-band management network.")
     ntp: Ntp | None = Field(default=None, description="Time servers.")
@@ -142,15 +213,20 @@ class Services(IntentModel):
     sflow: Sflow | None = Field(default=None, description="Packet sampling to collectors.")
     telemetry: Telemetry | None = Field(default=None, description="Streaming telemetry (gNMI).")
     banner: Banner | None = Field(default=None, description="Login banner.")
+    overrides: list[ServicesOverride] = Field(
+        default_factory=list, max_length=200,
+        description="Sections for some tiers, zones or switches, replacing the ones above there (narrowest wins).")
 
     @model_validator(mode="after")
     def _need_management(self) -> Services:
-        needs = [name for name in ("ntp", "syslog", "dns", "sflow", "telemetry") if getattr(self, name) is not None]
+        needs = [name for name in ("ntp", "syslog", "dns", "sflow", "telemetry")
+                 if getattr(self, name) is not None or any(getattr(o, name) is not None for o in self.overrides)]
         if needs and self.management is None:
             raise ValueError(f"{', '.join(needs)} reach their servers through the management network: add"
                              " services.management (prefix, gateway)")
         return self
 
 
-__all__ = ["Banner", "Dns", "Gnmi", "Lldp", "ManagementNetwork", "Ntp", "Services", "Sflow", "SflowCollector",
-           "Syslog", "SyslogServer", "Telemetry"]
+__all__ = ["OVERRIDABLE", "AmbiguousOverride", "Banner", "Dns", "EffectiveServices", "Gnmi", "Lldp",
+           "ManagementNetwork", "Ntp", "Services", "ServicesOverride", "Sflow", "SflowCollector", "Syslog",
+           "SyslogServer", "Telemetry", "effective_services"]

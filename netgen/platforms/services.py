@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from netgen.checks import DesignContext
+from netgen.intent.services import effective_services
 from netgen.topology.model import Device
 
 
@@ -54,21 +55,23 @@ class ServicesPlan:
 
 
 def services_plan(ctx: DesignContext, device: Device) -> ServicesPlan:
-    s = ctx.fabric.services
-    mgmt = s.management
+    """The device's services after services.overrides (the design checks refused ambiguous ones)."""
+    mgmt = ctx.fabric.services.management
+    e = effective_services(ctx.fabric.services, device.role.value, device.zone, device.name)
+    ntp, syslog, dns, lldp, sflow, telemetry, banner = e.ntp, e.syslog, e.dns, e.lldp, e.sflow, e.telemetry, e.banner
     return ServicesPlan(
         vrf=mgmt.vrf if mgmt else None,
         address=str(device.mgmt_ipv4) if device.mgmt_ipv4 else None,
         gateway=str(mgmt.gateway) if mgmt else None,
-        ntp=tuple(str(a) for a in s.ntp.servers) if s.ntp else (),
-        syslog=tuple(Syslog(str(h.address), h.port, h.protocol) for h in s.syslog.servers) if s.syslog else (),
-        dns_servers=tuple(str(a) for a in s.dns.servers) if s.dns else (),
-        dns_domain=s.dns.domain if s.dns else None,
-        lldp=Lldp(s.lldp.hello_s, s.lldp.multiplier) if s.lldp else None,
-        sflow=Sflow(tuple((str(c.address), c.port) for c in s.sflow.collectors), s.sflow.sample_rate,
-                    s.sflow.polling_interval_s) if s.sflow else None,
-        gnmi_port=s.telemetry.gnmi.port if s.telemetry else None,
-        banner=tuple(s.banner.login.split("\n")) if s.banner else (),
+        ntp=tuple(str(a) for a in ntp.servers) if ntp else (),
+        syslog=tuple(Syslog(str(h.address), h.port, h.protocol) for h in syslog.servers) if syslog else (),
+        dns_servers=tuple(str(a) for a in dns.servers) if dns else (),
+        dns_domain=dns.domain if dns else None,
+        lldp=Lldp(lldp.hello_s, lldp.multiplier) if lldp else None,
+        sflow=Sflow(tuple((str(c.address), c.port) for c in sflow.collectors), sflow.sample_rate,
+                    sflow.polling_interval_s) if sflow else None,
+        gnmi_port=telemetry.gnmi.port if telemetry else None,
+        banner=tuple(banner.login.split("\n")) if banner else (),
     )
 
 

@@ -2,7 +2,8 @@
 
 Every value is read from the expanded topology (what the renderers use), and its source is the
 fabric-file path that decided it: a per-device table (asn.overrides, services.management.devices),
-a plan by position, a fabric-wide section, or a custom_config block at its layer. Blocks a narrower
+a plan by position, a fabric-wide section or the services.overrides entry that replaced it there, or
+a custom_config block at its layer. Blocks a narrower
 block of the same name replaces are listed too, as replaced, so a reader sees the whole layering.
 """
 
@@ -14,9 +15,8 @@ from typing import Any
 
 from netgen.intent.custom import layered, replaced
 from netgen.intent.fabric import Fabric
+from netgen.intent.services import OVERRIDABLE, effective_services
 from netgen.topology.model import Device
-
-SERVICE_SECTIONS = ("ntp", "syslog", "dns", "lldp", "sflow", "telemetry", "banner")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +76,11 @@ def effective_settings(fabric: Fabric, device: Device) -> EffectiveSettings:
                     else "services.management.prefix (plan by position)"))
         add(Setting("management_vrf", management.vrf, "services.management.vrf"))
         add(Setting("management_gateway", str(management.gateway), "services.management.gateway"))
-    for section in SERVICE_SECTIONS:
-        value = getattr(services, section)
+    effective = effective_services(services, device.role.value, device.zone, device.name)
+    for section in OVERRIDABLE:
+        value = getattr(effective, section)
         shown = "not declared: the switch keeps its own (deploy.yaml ownership)" if value is None else _brief(value)
-        add(Setting(section, shown, f"services.{section}"))
+        add(Setting(section, shown, effective.sources[section]))
     blocks = list(fabric.custom_config)
     index = {id(block): number for number, block in enumerate(blocks)}
     role, zone = device.role.value, device.zone

@@ -554,6 +554,16 @@ CASES: list[Case] = [
     Case("NG603", "same-name-same-layer", append("custom_config", {"name": "errdisable-recovery", "zones": [1, 2],
                                                                    "eos_cli": "errdisable recovery interval 60\n"}),
          ERROR, "two custom_config blocks named 'errdisable-recovery' of the same layer (zone)"),
+    Case("NG601", "override-unknown-device", append("services.overrides", {"devices": ["atsw09"],
+                                                                         "lldp": {"hello_s": 10}}), ERROR,
+         "override names switches the fabric does not have: atsw09"),
+    # zone 2: 4 RTSWs + 4 CTSWs; tiers + zones is still the zone layer (the narrowest selector given)
+    Case("NG603", "overrides-same-layer",
+         append("services.overrides", {"tiers": ["rtsw", "ctsw"], "zones": [2, 1], "ntp": {"servers": ["192.0.2.9"]}}),
+         ERROR, ("services.overrides[0].ntp and services.overrides[3].ntp (both of layer zone) give ntp to",
+                 "8 switch(es)")),
+    Case("NG603", "overrides-narrower", append("services.overrides", {"devices": ["z02-rtsw002"],
+                                                                     "ntp": {"servers": ["192.0.2.9"]}}), None),
     Case("NG603", "same-name-narrower", append("custom_config", {"name": "lanz", "tiers": ["rtsw"],
                                                                  "eos_cli": "queue-monitor length\n"}), None),
 ]

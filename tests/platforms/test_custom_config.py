@@ -62,7 +62,8 @@ def test_show_device_lists_the_layering_and_sources():
     settings = {s["name"]: (s["value"], s["source"]) for s in data["settings"]}
     assert settings["management_ipv4"] == ("192.168.2.1/20", "services.management.prefix (plan by position)")
     assert settings["tier"] == ("rtsw", "zones[1]")
-    assert settings["ntp"][1] == "services.ntp"
+    assert settings["ntp"] == ('servers=["192.0.2.127"]', "services.overrides[1].ntp")  # replaces zone 2's
+    assert settings["sflow"][1] == "services.sflow"
 
 
 def _with_block(small_data, write_fabric, **block):

@@ -58,7 +58,7 @@ def test_eos_lines_of_every_service():
     rtsw, ctsw = cfg["z02-rtsw001"]["z02-rtsw001.cfg"], cfg["z01-ctsw01"]["z01-ctsw01.cfg"]
     for line in ("vrf instance mgmt", "interface Management1\n   vrf mgmt\n   ip address 192.168.2.1/20",
                  "ip route vrf mgmt 0.0.0.0/0 192.168.0.1", "ntp local-interface vrf mgmt Management1",
-                 "ntp server vrf mgmt 192.0.2.123 iburst", "ntp server vrf mgmt 192.0.2.124 iburst",
+                 "ntp server vrf mgmt 192.0.2.127 iburst",  # services.overrides[1]: this rack's own
                  "logging vrf mgmt host 192.0.2.10 514\n", "logging vrf mgmt host 192.0.2.11 6514 protocol tcp",
                  "logging vrf mgmt source-interface Management1", "ip name-server vrf mgmt 192.0.2.53",
                  "dns domain mgmt.small-lab.example.net", "lldp timer 30", "lldp hold-time 120",
@@ -91,6 +91,46 @@ def test_sonic_tables_of_every_service():
     assert len(db["SFLOW_SESSION"]) == 32 and {v["sample_rate"] for v in db["SFLOW_SESSION"].values()} == {"32768"}
     assert db["GNMI"] == {"gnmi": {"port": "6030", "user_auth": "password", "vrf": "mgmt"}}
     assert db["BANNER_MESSAGE"]["global"]["login"].count("\n") == 1
+
+
+def test_overrides_replace_a_section_for_their_scope_and_the_narrowest_wins():
+    # the example: services.ntp 192.0.2.123/.124; zone 2 -> .125/.126; z02-rtsw001 -> .127;
+    # ATSWs -> sFlow 1:65536 (everyone else 1:32768)
+    cfg = _render(SMALL, "z02-rtsw001", "z02-rtsw002", "z02-ctsw01", "z01-ctsw01", "atsw01", "z01-rtsw001")
+
+    def ntp(name):
+        text = cfg[name][f"{name}.cfg"]
+        return [line.split()[4] for line in text.splitlines() if line.startswith("ntp server vrf mgmt ")]
+
+    assert ntp("z02-rtsw001") == ["192.0.2.127"]
+    assert ntp("z02-rtsw002") == ntp("z02-ctsw01") == ["192.0.2.125", "192.0.2.126"]
+    assert ntp("z01-ctsw01") == ntp("atsw01") == ["192.0.2.123", "192.0.2.124"]
+    db = json.loads(cfg["z01-rtsw001"]["config_db.json"])
+    assert sorted(db["NTP_SERVER"]) == ["192.0.2.123", "192.0.2.124"]
+    assert "sflow sample 65536\n" in cfg["atsw01"]["atsw01.cfg"]
+    assert "sflow sample 32768\n" in cfg["z01-ctsw01"]["z01-ctsw01.cfg"]
+    assert {s["sample_rate"] for s in db["SFLOW_SESSION"].values()} == {"32768"}
+
+
+@pytest.mark.parametrize(("override", "expected"), [
+    ({"ntp": {"servers": ["192.0.2.9"]}}, "an override needs tiers, zones or devices"),
+    ({"zones": [1]}, "give at least one of ntp, syslog, dns, lldp, sflow, telemetry, banner"),
+    ({"zones": [1], "management": {"prefix": "10.0.0.0/24", "gateway": "10.0.0.1"}}, "management"),
+])
+def test_bad_overrides_are_exit_2_naming_the_field(small_data, write_fabric, override, expected):
+    small_data["services"]["overrides"] = [override]
+    result = run_cli("validate", str(write_fabric(small_data)))
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "services.overrides[0]" in result.stderr and expected in result.stderr, result.stderr
+
+
+def test_an_override_needs_the_management_network_too(small_data, write_fabric):
+    for name in ("ntp", "syslog", "dns", "sflow", "telemetry"):
+        small_data["services"].pop(name)
+    del small_data["services"]["management"]
+    small_data["services"]["overrides"] = [{"zones": [2], "ntp": {"servers": ["192.0.2.125"]}}]
+    result = run_cli("validate", str(write_fabric(small_data)))
+    assert result.exit_code == 2 and "ntp reach their servers through the management network" in result.stderr
 
 
 def test_a_fabric_without_services_renders_none_of_them(small_data, write_fabric):
