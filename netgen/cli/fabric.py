@@ -101,20 +101,16 @@ def _show_device(settings: EffectiveSettings, findings: list[Any], as_json: bool
     if as_json:
         emit_json({**settings.as_dict(), "exit_code": code, "errors": errors, "warnings": warnings})
         sys.exit(code)
-    table = Table(title=f"{escape(settings.device)}: effective settings", title_justify="left")
-    for column in ("setting", "value", "from"):
-        table.add_column(column)
+    # plain lines, never wrapped or cut: a source path is only useful whole (and greppable)
+    width = max(len(s.name) for s in settings.settings)
+    out.print(f"[bold]{escape(settings.device)}[/]: effective settings (value <- where it came from)")
     for s in settings.settings:
-        table.add_row(escape(s.name), escape(s.value), escape(s.source))
-    out.print(table)
+        out.print(f"  {escape(s.name.ljust(width))}  {escape(s.value)}  [dim]<-[/] {escape(s.source)}", soft_wrap=True)
     if settings.custom_config:
-        blocks = Table(title="custom_config, in the order applied", title_justify="left")
-        for column in ("block", "layer", "from", "parts", "state"):
-            blocks.add_column(column)
+        out.print("custom_config, in the order applied:")
         for b in settings.custom_config:
             state = f"replaced by {b.replaced_by}" if b.replaced_by else "applied"
-            blocks.add_row(escape(b.name), b.layer, b.source, ", ".join(b.nos), state)
-        out.print(blocks)
+            out.print(f"  {escape(b.name)} ({b.layer}, {b.source}, {', '.join(b.nos)}): {state}", soft_wrap=True)
     out.print(f"{errors} design error(s), {warnings} warning(s) in the fabric")
     sys.exit(code)
 

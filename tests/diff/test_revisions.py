@@ -124,6 +124,21 @@ def test_changes_from_a_custom_block_are_marked_with_its_name(repo):
     assert " ! custom_config errdisable-recovery" in files["z02-rtsw001"]["z02-rtsw001.cfg"]
 
 
+def test_a_zone_override_changes_exactly_the_switches_it_reaches(repo):
+    # services.overrides[0] gives zone 2 its NTP pair; z02-rtsw001 has its own server (overrides[1])
+    commit_change(repo, "ntp-zone2", lambda d: d["services"]["overrides"][0]["ntp"].update(servers=["192.0.2.200"]))
+    code, report = netgen_diff(repo, "--base", "base", "--head", "ntp-zone2")
+    assert code == 0
+    files = {d["device"]: d["files"] for d in report["devices"]}
+    zone2 = [f"z02-rtsw00{i}" for i in (2, 3, 4)] + [f"z02-ctsw0{i}" for i in range(1, 5)]
+    assert sorted(files) == sorted(zone2)  # not z02-rtsw001, nothing in zone 1 or the ATSW layer
+    for name in zone2:
+        (lines,) = files[name].values()
+        changed = [line for line in lines if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+        assert changed == ["-ntp server vrf mgmt 192.0.2.125 iburst", "-ntp server vrf mgmt 192.0.2.126 iburst",
+                           "+ntp server vrf mgmt 192.0.2.200 iburst"], (name, changed)
+
+
 def test_markdown_is_a_pull_request_comment(repo):
     commit_change(repo, "dscp24b", lambda d: d["qos"]["lossless"].update(dscp=[24]))
     result = run_cli("diff", FABRIC, "--repo", str(repo), "--base", "base", "--head", "dscp24b",

@@ -114,3 +114,13 @@ def test_without_frr_installed_the_render_says_what_it_did_not_check(monkeypatch
     assert result.exit_code == 0, result.stderr
     unchecked = json.loads(result.stdout)["unchecked"]
     assert len(unchecked) == 4 and all("frr.conf: custom_config FRR lines not checked" in u for u in unchecked)
+
+
+def test_show_device_text_and_an_unknown_device():
+    result = run_cli("show", str(SMALL), "--device", "atsw01")
+    assert result.exit_code == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    assert "atsw01: effective settings" in text and "services.overrides[2].sflow" in text
+    assert "lanz" in text and "custom_config[0]" in text
+    unknown = run_cli("show", str(SMALL), "--device", "atsw1")
+    assert unknown.exit_code == 2 and "did you mean atsw01" in " ".join(unknown.output.split())
