@@ -89,9 +89,9 @@ def test_a_rendered_block_replaces_a_device_owned_one_and_secrets_never_reach_th
     intended = "interface Management1\n   ip address 192.0.2.99/24\nend\n"
     carry, report = carried_over(running, intended, EOS_OWNERSHIP)
     assert carry == ["username ops secret sha512 $6$abc", "sflow run", "snmp-server community s3cret ro"]
-    assert report.kept_device_owned == ["username ops secret ***", "snmp-server community s3cret ro"]
+    assert report.kept_device_owned == ["username ops secret ***", "snmp-server community *** ro"]
     assert report.kept_unmanaged == ["sflow run"]
-    assert "$6$abc" not in json.dumps(report.as_dict())
+    assert "$6$abc" not in json.dumps(report.as_dict()) and "s3cret" not in json.dumps(report.as_dict())
 
 
 def test_every_rendered_section_is_one_netgen_manages():

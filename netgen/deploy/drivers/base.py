@@ -181,7 +181,8 @@ def default_ownership(nos: str) -> Ownership:
     return DEFAULT_OWNERSHIP[nos]
 
 
-SECRET_WORDS = re.compile(r"\b(secret|password|key)(\s+(sha512|0|5|7|8a))?\s+\S+", re.IGNORECASE)
+# A secret after its keyword: passwords and keys (with EOS's encoding type), SNMP communities.
+SECRET_WORDS = re.compile(r"\b(secret|password|key|community)(\s+(sha512|0|5|7|8a))?\s+\S+", re.IGNORECASE)
 
 
 def redact(text: str) -> str:
