@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,8 @@ def write_fabric(tmp_path: Path) -> FabricWriter:
         folder.mkdir()
         path = folder / "fabric.yaml"
         path.write_text(text if text is not None else yaml.safe_dump(data, sort_keys=False))
+        # the example's secret files, which its fabric names relative to itself (services.users)
+        shutil.copytree(SMALL.parent / "secrets", folder / "secrets")
         if catalog is not None:
             (folder / "catalog.yaml").write_text(
                 catalog if isinstance(catalog, str) else yaml.safe_dump(catalog, sort_keys=False)

@@ -174,3 +174,19 @@ class SonicManagementVrf:
                         f"vrf {network.vrf!r}: SONiC's management VRF is always 'mgmt' (MGMT_VRF_CONFIG turns it"
                         f" on; sonic-mgmt_vrf.yang), and {devices_text(sonic)} run SONiC",
                         "use vrf: mgmt (EOS accepts any name)")
+
+
+@register
+class SonicLocalUsers:
+    code: ClassVar[str] = "NG509"
+    title: ClassVar[str] = "Local users reach the SONiC switches"
+
+    def run(self, ctx: DesignContext) -> Iterator[Finding]:
+        users = ctx.fabric.services.users
+        sonic = [d for d in ctx.topology.devices.values() if d.nos == "sonic"]
+        if users and sonic:
+            yield warning(self.code, "services.users",
+                          f"{len(users)} local user(s) are rendered for EOS only: {devices_text(sonic)} run SONiC,"
+                          " whose LOCAL_USER table (sonic-user.yang, revision 2025-06-19) netgen does not render"
+                          " yet, so those switches keep the accounts they have",
+                          "manage SONiC accounts another way until netgen renders LOCAL_USER")

@@ -33,8 +33,7 @@ from netgen.cli.common import (
 )
 from netgen.intent import NetgenInputError
 from netgen.intent.schema import catalog_schema, fabric_schema
-from netgen.platforms.base import RenderError
-from netgen.platforms.custom import CustomConfigError
+from netgen.platforms.base import RenderError, RenderInputError
 from netgen.platforms.render import OutputDirError, render_fabric
 from netgen.topology.effective import EffectiveSettings, effective_settings
 
@@ -216,7 +215,7 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
         else:
             err.print(f"[bold red]error[/]: {escape(str(exc))}")
         sys.exit(EXIT_INPUT)
-    except CustomConfigError as exc:  # a block in the fabric file: input, exit 2
+    except RenderInputError as exc:  # a custom block or a secret reference: input, exit 2
         if as_json:
             emit_json({"ok": False, "exit_code": EXIT_INPUT, "error": str(exc), "written": False})
         else:

@@ -29,6 +29,7 @@ from typing import Any
 
 from netgen.diff.config_db import FieldChange, semantic_diff
 from netgen.intent import NetgenInputError, load_fabric
+from netgen.intent.secrets import redact
 from netgen.platforms.custom import PROVENANCE_FILE
 from netgen.topology import expand
 
@@ -333,8 +334,9 @@ class DeviceDiff:
 
 
 def _unified(name: str, old: str, new: str) -> list[str]:
-    return [line.rstrip("\n") for line in difflib.unified_diff(old.splitlines(True), new.splitlines(True),
-                                                               f"a/{name}", f"b/{name}")]
+    """A unified diff, secrets masked (a local user's hash: a PR comment is no place for it)."""
+    return [redact(line.rstrip("\n")) for line in difflib.unified_diff(old.splitlines(True), new.splitlines(True),
+                                                                       f"a/{name}", f"b/{name}")]
 
 
 def _config_db(text: str) -> dict[str, Any] | None:

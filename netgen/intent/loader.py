@@ -227,7 +227,7 @@ def load_fabric(path: Path | str) -> LoadedFabric:
             [InputProblem(display, "", "the top level must be a mapping of settings", 1, 1,
                           given=show_value(data), allowed="name:, addressing:, zones:, ...")]
         )
-    fabric = validate(Fabric, data, marks, display)
+    fabric = _anchor_secret_files(validate(Fabric, data, marks, display), source.parent)
     extra = None
     if fabric.catalog is not None:
         extra = (source.parent / fabric.catalog)
@@ -236,6 +236,18 @@ def load_fabric(path: Path | str) -> LoadedFabric:
     if problems:
         raise NetgenInputError(problems)
     return LoadedFabric(fabric=fabric, catalog=catalog, source=source)
+
+
+def _anchor_secret_files(fabric: Fabric, base: Path) -> Fabric:
+    """Secret files named relative to the fabric file, made absolute: a render started anywhere reads
+    the file the fabric file means. Nothing is read here (secrets are read only at render)."""
+    users = []
+    for user in fabric.services.users:
+        name = user.sha512.file
+        relative = name is not None and not Path(name).expanduser().is_absolute()
+        users.append(user.model_copy(update={"sha512": user.sha512.model_copy(update={"file": str(base / name)})})
+                     if relative and name is not None else user)
+    return fabric.model_copy(update={"services": fabric.services.model_copy(update={"users": users})})
 
 
 def cross_check(fabric: Fabric, catalog: Catalog, display: str, marks: Marks) -> list[InputProblem]:

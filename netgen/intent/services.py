@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, model_validator
 
 from netgen.intent.scope import LAYERS, Scoped
+from netgen.intent.secrets import SecretRef
 from netgen.intent.types import IntentModel, SafeName
 
 # A DNS name (RFC 1123 labels), lower or upper case, no trailing dot.
@@ -135,6 +136,21 @@ class Banner(IntentModel):
     login: BannerText = Field(description="Shown before login.")
 
 
+# sha512-crypt, the form EOS stores a local user's password in (`secret sha512 $6$...`; AVD
+# eos/local-users.j2 `sha512_password`); `openssl passwd -6` or `mkpasswd -m sha-512` make one.
+SHA512_CRYPT = re.compile(r"^\$6\$(rounds=[0-9]{4,9}\$)?[./0-9A-Za-z]{1,16}\$[./0-9A-Za-z]{86}$")
+
+
+class LocalUser(IntentModel):
+    """A local account on every EOS switch (SONiC's LOCAL_USER table is not rendered yet: NG509).
+    Only its sha512-crypt hash is rendered, read from where `sha512` points at render time."""
+
+    name: SafeName = Field(description="User name.")
+    privilege: int = Field(default=15, ge=0, le=15, description="EOS privilege level. [industry: EOS 0-15]")
+    role: SafeName = Field(default="network-admin", description="EOS role. [industry: EOS network-admin]")
+    sha512: SecretRef = Field(description="Where the user's sha512-crypt hash ($6$...) is; never the password.")
+
+
 # Sections an override may replace for some switches (management is per switch already: devices).
 OVERRIDABLE = ("ntp", "syslog", "dns", "lldp", "sflow", "telemetry", "banner")
 
@@ -213,6 +229,8 @@ class Services(IntentModel):
     sflow: Sflow | None = Field(default=None, description="Packet sampling to collectors.")
     telemetry: Telemetry | None = Field(default=None, description="Streaming telemetry (gNMI).")
     banner: Banner | None = Field(default=None, description="Login banner.")
+    users: list[LocalUser] = Field(default_factory=list, max_length=32,
+                                   description="Local accounts on the EOS switches (hashes by reference).")
     overrides: list[ServicesOverride] = Field(
         default_factory=list, max_length=200,
         description="Sections for some tiers, zones or switches, replacing the ones above there (narrowest wins).")
@@ -221,12 +239,33 @@ class Services(IntentModel):
     def _need_management(self) -> Services:
         needs = [name for name in ("ntp", "syslog", "dns", "sflow", "telemetry")
                  if getattr(self, name) is not None or any(getattr(o, name) is not None for o in self.overrides)]
+        names = [user.name for user in self.users]
+        if len(set(names)) != len(names):
+            raise ValueError(f"users: {sorted({n for n in names if names.count(n) > 1})[0]!r} is given twice")
         if needs and self.management is None:
             raise ValueError(f"{', '.join(needs)} reach their servers through the management network: add"
                              " services.management (prefix, gateway)")
         return self
 
 
-__all__ = ["OVERRIDABLE", "AmbiguousOverride", "Banner", "Dns", "EffectiveServices", "Gnmi", "Lldp",
-           "ManagementNetwork", "Ntp", "Services", "ServicesOverride", "Sflow", "SflowCollector", "Syslog",
-           "SyslogServer", "Telemetry", "effective_services"]
+__all__ = [
+    "OVERRIDABLE",
+    "SHA512_CRYPT",
+    "AmbiguousOverride",
+    "Banner",
+    "Dns",
+    "EffectiveServices",
+    "Gnmi",
+    "Lldp",
+    "LocalUser",
+    "ManagementNetwork",
+    "Ntp",
+    "Services",
+    "ServicesOverride",
+    "Sflow",
+    "SflowCollector",
+    "Syslog",
+    "SyslogServer",
+    "Telemetry",
+    "effective_services",
+]

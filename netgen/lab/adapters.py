@@ -31,8 +31,7 @@ from netgen.lab.plan import (
     linux_ifname,
     select_devices,
 )
-from netgen.platforms.base import template_env
-from netgen.platforms.custom import CustomConfigError
+from netgen.platforms.base import RenderInputError, template_env
 from netgen.platforms.eos.view import build_view as eos_view
 from netgen.platforms.render import MARKER, render_devices
 from netgen.platforms.routing import BgpPlan
@@ -139,7 +138,7 @@ def rendered_files(ctx: DesignContext, devices: list[Device], configs: Path | No
     if configs is None:
         try:
             rendered, _ = render_devices(ctx, devices)
-        except CustomConfigError as exc:  # the fabric file's block, not netgen: exit 2 like any input error
+        except RenderInputError as exc:  # the fabric file's block or secret, not netgen: exit 2 like any input error
             raise LabSliceError(str(exc)) from None
         return {name: {f.name: f.content for f in files} for name, files in rendered.items()}
     if not (configs / MARKER).is_file():

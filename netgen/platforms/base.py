@@ -32,6 +32,11 @@ class RenderError(Exception):
     """A rendered file failed its own syntax or model check: a netgen bug, never written out."""
 
 
+class RenderInputError(Exception):
+    """The fabric file asks for something that cannot be rendered (a custom block the NOS refuses, a
+    secret reference that does not resolve): input, exit 2, never a netgen bug."""
+
+
 class RendererPlugin(Protocol):
     nos: ClassVar[str]
 

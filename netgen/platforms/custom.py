@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from netgen.intent.custom import CustomConfig, layered
+from netgen.platforms.base import RenderInputError
 from netgen.topology.model import Device
 
 MARK = "! custom_config "
 PROVENANCE_FILE = "custom-config.json"
 
 
-class CustomConfigError(Exception):
+class CustomConfigError(RenderInputError):
     """A custom block the NOS or netgen's own output does not allow: input, not a netgen bug."""
 
     def __init__(self, block: str, device: str, message: str) -> None:

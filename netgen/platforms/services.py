@@ -7,7 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from netgen.checks import DesignContext
-from netgen.intent.services import effective_services
+from netgen.intent.secrets import SecretError, SecretRef
+from netgen.intent.services import SHA512_CRYPT, effective_services
+from netgen.platforms.base import RenderInputError
 from netgen.topology.model import Device
 
 
@@ -75,4 +77,31 @@ def services_plan(ctx: DesignContext, device: Device) -> ServicesPlan:
     )
 
 
-__all__ = ["Lldp", "ServicesPlan", "Sflow", "Syslog", "services_plan"]
+@dataclass(frozen=True, slots=True)
+class LocalUser:
+    name: str
+    privilege: int
+    role: str
+    sha512: str  # sha512-crypt, as the NOS stores it
+
+
+def _hash(ref: SecretRef, field: str) -> str:
+    """Read where it is each time (an environment variable or a small file: cheap), never cached:
+    a value kept across renders could outlive a rotation."""
+    try:
+        value = ref.resolve(field)
+    except SecretError as exc:
+        raise RenderInputError(str(exc)) from None
+    if not SHA512_CRYPT.match(value):
+        raise RenderInputError(f"{field}: {ref.describe()} does not hold a sha512-crypt hash ($6$salt$hash, as"
+                               " `openssl passwd -6` prints it): netgen renders only the hash, never a password")
+    return value
+
+
+def local_users(ctx: DesignContext) -> tuple[LocalUser, ...]:
+    """services.users with their hashes read from where they are (RenderInputError if they cannot be)."""
+    return tuple(LocalUser(u.name, u.privilege, u.role, _hash(u.sha512, f"services.users[{i}].sha512"))
+                 for i, u in enumerate(ctx.fabric.services.users))
+
+
+__all__ = ["Lldp", "LocalUser", "ServicesPlan", "Sflow", "Syslog", "local_users", "services_plan"]

@@ -539,6 +539,11 @@ CASES: list[Case] = [
          "SONiC's management VRF is always 'mgmt'"),
     Case("NG508", "eos-only-vrf-MGMT",
          combine(setting("services.management.vrf", "MGMT"), zone(0, rtsw_model="arista-7060x6-64pe-eos")), None),
+    # NG509: local users are rendered for EOS only (zone 1's RTSWs run SONiC)
+    Case("NG509", "users-with-sonic", lambda data: None, WARNING,
+         ("1 local user(s) are rendered for EOS only", "z01-rtsw001")),
+    Case("NG509", "users-eos-only", zone(0, rtsw_model="arista-7060x6-64pe-eos"), None),
+    Case("NG509", "no-users", remove("services.users"), None),
     # NG601-NG603: custom_config (the small example's blocks: lanz everywhere, snmp-location zone 1 and
     # z01-rtsw001, frr-log-precision on RTSWs, errdisable-recovery zone 2 and z02-rtsw001)
     Case("NG601", "unknown-device", append("custom_config", {"name": "x", "devices": ["z01-rtsw009"],
@@ -607,11 +612,13 @@ def test_small_example_has_only_its_declared_warnings() -> None:
     # hashing: bth_dest_qp with fallback five_tuple; both RTSW models lack bth_dest_qp_hash, the
     # 7804R3 spines have it: one NG501 warning per RTSW model. The catalog's unverified items: one
     # NG507 per tier and model that has some (the EOS RTSW, CTSW and ATSW; the SONiC RTSW has none).
+    # services.users reach zone 1's SONiC RTSWs, whose LOCAL_USER table is not rendered: one NG509.
     findings = findings_of(SMALL)
     assert [f for f in findings if f.severity is Severity.ERROR] == []
     assert sorted((f.code, f.subject) for f in findings) == [
         ("NG501", f"rtsw model {RTSW_EOS}"), ("NG501", f"rtsw model {RTSW_SONIC}"),
         ("NG507", f"atsw model {SPINE}"), ("NG507", f"ctsw model {SPINE}"), ("NG507", f"rtsw model {RTSW_EOS}"),
+        ("NG509", "services.users"),
     ]
     assert {f.severity for f in findings} == {WARNING}
 

@@ -16,15 +16,15 @@ pytestmark = pytest.mark.render
 def test_validate_small_ok():
     result = run_cli("validate", str(SMALL.parent))
     assert result.exit_code == 0, result.output
-    assert "OK small-lab: 0 error(s), 5 warning(s)" in result.stdout
+    assert "OK small-lab: 0 error(s), 6 warning(s)" in result.stdout
 
 
 def test_validate_json_contract():
     result = run_cli("validate", "--json", str(SMALL))
     payload = json.loads(result.stdout)
     assert result.exit_code == payload["exit_code"] == 0
-    assert payload["ok"] is True and payload["errors"] == 0 and payload["warnings"] == 5
-    assert {f["code"] for f in payload["findings"]} == {"NG501", "NG507"}
+    assert payload["ok"] is True and payload["errors"] == 0 and payload["warnings"] == 6
+    assert {f["code"] for f in payload["findings"]} == {"NG501", "NG507", "NG509"}
     assert set(payload["findings"][0]) == {"code", "severity", "subject", "message", "fix"}
 
 

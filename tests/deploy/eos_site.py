@@ -63,6 +63,8 @@ def make_site(tmp_path: Path, source: Path, names: list[str] | None, converged: 
     folder.mkdir()
     for item in source.parent.glob("*.yaml"):  # the fabric and its catalog, if it has one
         shutil.copy(item, folder / item.name)
+    if (source.parent / "secrets").is_dir():  # secret files the fabric names relative to itself
+        shutil.copytree(source.parent / "secrets", folder / "secrets")
     topology = topology_of(folder / "fabric.yaml")
     names = names or [n for n, d in topology.devices.items() if d.nos == "eos"]
     out = tmp_path / "rendered"

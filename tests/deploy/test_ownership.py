@@ -9,7 +9,7 @@ import json
 import pytest
 
 from netgen.checks import DesignContext
-from netgen.deploy.drivers.eos import EOS_OWNERSHIP, blocks, carried_over
+from netgen.deploy.drivers.eos import EOS_OWNERSHIP, blocks, carried_over, identity
 from netgen.deploy.drivers.sonic import MANAGED_IF_RENDERED as SONIC_MANAGED_IF_RENDERED
 from netgen.deploy.drivers.sonic import MANAGED_TABLES
 from netgen.deploy.ownership import DEVICE_OWNED, MANAGED, NosOwnership, Policy, resolve
@@ -94,6 +94,20 @@ def test_a_rendered_block_replaces_a_device_owned_one_and_secrets_never_reach_th
     assert "$6$abc" not in json.dumps(report.as_dict()) and "s3cret" not in json.dumps(report.as_dict())
 
 
+def test_a_rendered_user_replaces_the_devices_line_for_that_user_only():
+    """EOS keeps one line per user: carrying the device's `username netops` after the intent's would
+    put the old secret back. Other users (the one the deploy logs in with) stay the device's."""
+    running = ("username admin privilege 15 role network-admin secret sha512 $6$old-admin\n"
+               "username netops privilege 15 role network-admin secret sha512 $6$old-netops\n"
+               "username netops ssh-key ssh-ed25519 AAAAC3Nza netops@example\n")
+    intended = "username netops privilege 15 role network-admin secret sha512 $6$new\nend\n"
+    carry, report = carried_over(running, intended, EOS_OWNERSHIP)
+    assert carry == ["username admin privilege 15 role network-admin secret sha512 $6$old-admin",
+                     "username netops ssh-key ssh-ed25519 AAAAC3Nza netops@example"]
+    assert report.kept_device_owned == ["username admin privilege 15 role network-admin secret ***",
+                                        "username netops ssh-key *** AAAAC3Nza netops@example"]  # over-masked: safe
+
+
 def test_every_rendered_section_is_one_netgen_manages():
     """The defaults must cover what the templates write, or a deploy would keep a stale copy."""
     for path in (SMALL, META):
@@ -111,7 +125,10 @@ def test_every_rendered_section_is_one_netgen_manages():
                     # custom_config blocks are the user's: their lines follow the ownership policy (README)
                     ours = f.content.split("\n! custom_config ", 1)[0]
                     headers = [b[0] for b in blocks(ours)]
-                    unmanaged = [h for h in headers if EOS_OWNERSHIP.classify(h, headers) != MANAGED]
+                    # a rendered account replaces the device's line of the same identity (`username
+                    # NAME`, tested above) while the device's other accounts stay device-owned
+                    unmanaged = [h for h in headers if EOS_OWNERSHIP.classify(h, headers) != MANAGED
+                                 and identity(h) == h]
                     assert unmanaged == [], (f.name, unmanaged)
                 elif f.name == "config_db.json":
                     custom = {row.split("|", 1)[0] for row in json.loads(
@@ -131,8 +148,9 @@ def test_dry_run_lists_what_it_keeps_and_what_it_would_remove(site):
         owned = report["devices"][name]["ownership"]
         assert owned["kept_unmanaged"] == UNMANAGED
         assert owned["removed_unmanaged"] == [] and owned["refused"] == []
-        assert owned["kept_device_owned"] == ["management ssh",
-                                              "username admin privilege 15 role network-admin secret ***"]
+        # in the order the switch prints them (`username` lines come before `management ssh`)
+        assert owned["kept_device_owned"] == ["username admin privilege 15 role network-admin secret ***",
+                                              "management ssh"]
         # the stale route-map and sFlow destination are in sections netgen owns: the change removes them
         assert {"route-map OLD-POLICY permit 10", "sflow destination 192.0.2.50"} <= set(owned["would_remove"])
         assert not set(UNMANAGED) & set(owned["would_remove"])
@@ -206,3 +224,20 @@ def test_the_bundled_deploy_yaml_spells_out_the_drivers_defaults():
     deploy = load_deploy(Path(SMALL).parent)
     assert resolve(deploy.ownership["eos"], EOS_OWNERSHIP) == EOS_OWNERSHIP
     assert resolve(deploy.ownership["sonic"], SONIC_OWNERSHIP) == SONIC_OWNERSHIP
+
+
+def test_a_users_old_secret_on_the_switch_is_replaced_and_never_reported(tmp_path, monkeypatch):
+    """The switch has `username netops` with another hash than the intent's (services.users): the
+    deploy leaves the intent's line only, keeps the account it logs in with, and no hash reaches the
+    report."""
+    old = "username netops privilege 15 role network-admin secret sha512 $6$oldsalt$" + "A" * 86
+    for site in make_site(tmp_path, SMALL, NAMES[:1], True, monkeypatch, extra=old + "\n"):
+        assert old in _lines(site.running(NAMES[0]))
+        code, report = site.deploy()
+        assert code == 0 and report["counts"] == {"changed": 1}, json.dumps(report)[:800]
+        running = _lines(site.running(NAMES[0]))
+        assert old not in running
+        assert [line.split()[-1][:16] for line in running if line.startswith("username netops ")] == [
+            "$6$smalllabdemo$"]
+        assert any(line.startswith("username admin privilege 15") for line in running)
+        assert "$6$oldsalt$" not in json.dumps(report) and "$6$smalllabdemo$" not in json.dumps(report)

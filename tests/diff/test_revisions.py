@@ -40,6 +40,7 @@ def repo(tmp_path_factory) -> Path:
     # zones of different sizes cannot share one declared ATSW ratio; drop it for the rack test
     del data["aggregation"]["expected_oversubscription"]
     (path / FABRIC).write_text(yaml.safe_dump(data, sort_keys=False))
+    shutil.copytree(ROOT / "inventory" / "small" / "secrets", path / "inventory" / "small" / "secrets")
     git(path, "init", "-q")
     git(path, "add", "-A")
     git(path, "commit", "-q", "-m", "base")

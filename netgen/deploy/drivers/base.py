@@ -181,15 +181,6 @@ def default_ownership(nos: str) -> Ownership:
     return DEFAULT_OWNERSHIP[nos]
 
 
-# A secret after its keyword: passwords and keys (with EOS's encoding type), SNMP communities.
-SECRET_WORDS = re.compile(r"\b(secret|password|key|community)(\s+(sha512|0|5|7|8a))?\s+\S+", re.IGNORECASE)
-
-
-def redact(text: str) -> str:
-    """Never let a secret from a running config reach an error message or a report."""
-    return SECRET_WORDS.sub(lambda m: f"{m.group(1)} ***", text)
-
-
 CHANGE_ID = re.compile(r"^[a-z0-9-]{1,32}$")
 
 

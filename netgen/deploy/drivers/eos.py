@@ -32,11 +32,11 @@ from netgen.deploy.drivers.base import (
     check_change_id,
     digest,
     json_object,
-    redact,
     register,
 )
 from netgen.deploy.ownership import DEVICE_OWNED as DEVICE_OWNED_SECTION
 from netgen.deploy.ownership import Ownership, OwnershipReport, Policy, first
+from netgen.intent.secrets import redact
 from netgen.topology.model import Device
 
 ERROR_PATTERN = r"% ?(Invalid|Incomplete|Ambiguous|Error|Unrecognized)"
@@ -84,15 +84,29 @@ def blocks(config: str) -> list[list[str]]:
     return result
 
 
+def identity(header: str) -> str:
+    """What a top-level line configures, for lines EOS keeps one of per key: `username NAME` (its
+    privilege, role and secret together), `username NAME ssh-key [secondary]`; any other line is
+    its own identity. A running line with the identity of a rendered one is replaced by it, never
+    typed in again after it (EOS keeps the last: the device's old password would win)."""
+    words = header.split()
+    if words[:1] == ["username"] and len(words) > 2:
+        if words[2] == "ssh-key":
+            return " ".join(words[:4] if words[3:4] == ["secondary"] else words[:3])
+        return " ".join(words[:2])
+    return header
+
+
 def carried_over(running: str, intended: str, ownership: Ownership) -> tuple[list[str], OwnershipReport]:
     """The running config's lines a replace must type in again after the intent (device-owned
     blocks, unmanaged blocks whose policy is keep), and what happens to every other block."""
     rendered = {block[0] for block in blocks(intended)}
+    rendered_ids = {identity(header) for header in rendered}
     carry: list[str] = []
     report = OwnershipReport()
     for block in blocks(running):
         header = block[0]
-        if header in rendered:
+        if header in rendered or identity(header) in rendered_ids:
             continue  # the intent's block replaces it
         kind = ownership.classify(header, rendered)
         if kind == DEVICE_OWNED_SECTION:

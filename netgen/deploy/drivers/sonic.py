@@ -49,11 +49,11 @@ from netgen.deploy.drivers.base import (
     check_change_id,
     digest,
     json_object,
-    redact,
     register,
 )
 from netgen.deploy.ownership import DEVICE_OWNED, Ownership, OwnershipReport, Policy, first
 from netgen.diff.config_db import DEVICE_OWNED_TABLES, json_patch, mask_row, overlay_device_owned, semantic_diff
+from netgen.intent.secrets import redact
 from netgen.topology.model import Device
 
 FRR_DIR = "/etc/sonic/frr"  # the bgp container sees it as /etc/frr

@@ -448,8 +448,8 @@ def _positive(tokens: tuple[str, ...]) -> tuple[str, ...]:
 
 # Top-level blocks in the order netgen's device template puts them (the order EOS prints them in).
 _ORDER = (("service",), ("load-balance",), ("lldp",), ("logging",), ("hostname",), ("ip", "name-server"),
-          ("dns", "domain"), ("spanning-tree",), ("qos", "profile"), ("sflow",), ("vlan",), ("vrf", "instance"),
-          ("banner",), ("management", "api", "gnmi"),
+          ("dns", "domain"), ("spanning-tree",), ("username",), ("qos", "profile"), ("sflow",), ("vlan",),
+          ("vrf", "instance"), ("banner",), ("management", "api", "gnmi"),
           ("interface",), ("ip", "routing"), ("no", "ip", "routing"), ("ipv6",), ("ip", "route"), ("ntp",), ("qos",),
           ("priority-flow-control",), ("ip", "prefix-list"), ("ipv6", "prefix-list"), ("route-map",),
           ("router", "bfd"), ("router", "bgp"), ("management",))

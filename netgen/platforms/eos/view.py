@@ -15,7 +15,7 @@ from netgen.checks import DesignContext
 from netgen.intent.catalog import PlatformModel, PortNaming
 from netgen.platforms.features import dscp_to_tc, hashes_on_qp, runs_pfc_watchdog, tc_to_queue
 from netgen.platforms.routing import BgpPlan, bgp_plan
-from netgen.platforms.services import ServicesPlan, services_plan
+from netgen.platforms.services import LocalUser, ServicesPlan, local_users, services_plan
 from netgen.topology.model import Device, Port, PortKind
 from netgen.topology.ports import PORT_NAMERS
 
@@ -82,6 +82,7 @@ class EosView:
     udp_dst_port: int
     bgp: BgpPlan
     services: ServicesPlan
+    users: tuple[LocalUser, ...]  # services.users, hashes resolved
     mgmt_interface: str
 
 
@@ -185,6 +186,7 @@ def build_view(ctx: DesignContext, device: Device) -> EosView:
         udp_dst_port=hashing.udp_dst_port,
         bgp=bgp_plan(ctx, device),
         services=services_plan(ctx, device),
+        users=local_users(ctx),
         mgmt_interface=management_interface(model),
     )
 
