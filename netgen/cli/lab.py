@@ -28,7 +28,8 @@ from netgen.cli.common import (
     load_checked,
     out,
 )
-from netgen.intent.loader import resolve_fabric_path
+from netgen.intent.loader import load_fabric, resolve_fabric_path
+from netgen.intent.secrets import SecretError, fill_files
 from netgen.lab import containerlab, netns
 from netgen.lab.adapters import lab_inputs
 from netgen.lab.backend import LabBackend, LabError, check_lab_name, load_backends
@@ -166,16 +167,30 @@ def _start_ssh(backend: LabBackend, plan: LabPlan, files: dict[str, dict[str, st
     sonic = [n.name for n in plan.routers() if n.nos == "sonic"]
     if not sonic:
         fail("--ssh: the slice has no SONiC router", as_json)
+    loaded = load_fabric(resolve_fabric_path(fabric))
+    services = loaded.fabric.services
+    try:  # the routers start as a deploy leaves them: with their secrets, so a deploy finds nothing to do
+        seeded = fill_files(files, services.shared_secrets())
+    except SecretError as exc:
+        fail(f"--ssh: the SONiC routers start configured as a deploy leaves them, secrets included: {exc}", as_json)
     try:
-        eps = endpoints.start_management(backend, sonic, config_dbs=endpoints.sonic_config_dbs(plan.nodes, files))
+        eps = endpoints.start_management(backend, sonic, config_dbs=endpoints.sonic_config_dbs(plan.nodes, seeded))
     except LabError as exc:
         fail(f"--ssh: {exc}", as_json)
     site = backend.dir / "site"
     site.mkdir(exist_ok=True)
-    source = resolve_fabric_path(fabric)
+    source = loaded.source
     for item in source.parent.glob("*.yaml"):  # the fabric and its catalog; the deploy.yaml is the lab's
         if item.name != "deploy.yaml":
             shutil.copy(item, site / item.name)
+    for ref in services.references().values():  # secret files named relative to the fabric: beside it too
+        path = Path(ref.path) if ref.path else None
+        if path is None or not path.is_file() or not path.is_relative_to(source.parent):
+            continue
+        relative = path.relative_to(source.parent)
+        if ".." not in relative.parts:
+            (site / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, site / relative)  # its mode too: readable by its owner only, if it was
     first = eps[sonic[0]]
     deploy = {"management": {"devices": {n: {"host": e.host, "port": e.port} for n, e in eps.items()}},
               "ssh": {"known_hosts": str(first.known_hosts)}}

@@ -24,6 +24,7 @@ from netgen.deploy.inventory import (
 from netgen.deploy.ownership import Ownership, resolve
 from netgen.deploy.pipeline import select
 from netgen.intent import LoadedFabric
+from netgen.intent.secrets import SecretError, fill_files
 from netgen.lab.adapters import rendered_files
 from netgen.lab.plan import LabSliceError
 from netgen.platforms.base import RenderError
@@ -90,6 +91,16 @@ def management_moves(ctx: DesignContext, deploy: DeployFile, names: list[str]) -
     return moves
 
 
+def fill_secrets(ctx: DesignContext, files: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """The rendered files with the placeholders of reversible secrets (a TACACS+ key) filled from
+    where the fabric file says they are. Only here, on the way to the switch: rendered files, diffs
+    and CI artifacts never hold one. TargetError (exit 2) names the field, never the value."""
+    try:
+        return fill_files(files, ctx.fabric.services.shared_secrets())
+    except SecretError as exc:
+        raise TargetError(str(exc)) from None
+
+
 def prepare_target(ctx: DesignContext, fabric_file: Path, *, limit: str | None = None, configs: Path | None = None,
                    credentials: Credentials | None = None, credentials_file: Path | None = None,
                    known_hosts: Path | None = None, verify_host_keys: bool = True,
@@ -125,6 +136,7 @@ def prepare_target(ctx: DesignContext, fabric_file: Path, *, limit: str | None =
             raise TargetError(str(exc)) from None
         except RenderError as exc:
             raise TargetError(f"render error (a netgen bug): {exc}", internal=True) from None
+        files = fill_secrets(ctx, files)
     if credentials is None:
         try:
             credentials = load_credentials(credentials_file)
@@ -140,4 +152,4 @@ def prepare_target(ctx: DesignContext, fabric_file: Path, *, limit: str | None =
     return DeployTarget(ctx, fabric_file, deploy, names, files, credentials, hosts_file)
 
 
-__all__ = ["DeployTarget", "TargetError", "design_errors", "load_context", "prepare_target"]
+__all__ = ["DeployTarget", "TargetError", "design_errors", "fill_secrets", "load_context", "prepare_target"]

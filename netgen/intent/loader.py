@@ -19,6 +19,7 @@ from netgen.intent.catalog import AsicFamily, AsicFamilyBuffers, Catalog, Platfo
 from netgen.intent.errors import InputProblem, NetgenInputError, Path_, dotted, show_value
 from netgen.intent.fabric import Fabric
 from netgen.intent.problems import PATTERN_TEXT, validate
+from netgen.intent.secrets import SecretRef
 from netgen.intent.types import NAME_PATTERN
 from netgen.intent.yaml_source import Marks, fail, nearest_mark, read_yaml
 
@@ -239,15 +240,22 @@ def load_fabric(path: Path | str) -> LoadedFabric:
 
 
 def _anchor_secret_files(fabric: Fabric, base: Path) -> Fabric:
-    """Secret files named relative to the fabric file, made absolute: a render started anywhere reads
-    the file the fabric file means. Nothing is read here (secrets are read only at render)."""
-    users = []
-    for user in fabric.services.users:
-        name = user.sha512.file
-        relative = name is not None and not Path(name).expanduser().is_absolute()
-        users.append(user.model_copy(update={"sha512": user.sha512.model_copy(update={"file": str(base / name)})})
-                     if relative and name is not None else user)
-    return fabric.model_copy(update={"services": fabric.services.model_copy(update={"users": users})})
+    """Secret files named relative to the fabric file, made absolute: a render or deploy started
+    anywhere reads the file the fabric file means. Nothing is read here (secrets are read only where
+    they are used)."""
+    def anchored(ref: SecretRef) -> SecretRef:
+        kind = "file" if ref.file is not None else "vault"
+        name = ref.path
+        if name is None or Path(name).expanduser().is_absolute():
+            return ref
+        return ref.model_copy(update={kind: str(base / name)})
+
+    services = fabric.services
+    users = [user.model_copy(update={"sha512": anchored(user.sha512)}) for user in services.users]
+    aaa = services.aaa
+    if aaa is not None and aaa.tacacs is not None:
+        aaa = aaa.model_copy(update={"tacacs": aaa.tacacs.model_copy(update={"key": anchored(aaa.tacacs.key)})})
+    return fabric.model_copy(update={"services": services.model_copy(update={"users": users, "aaa": aaa})})
 
 
 def cross_check(fabric: Fabric, catalog: Catalog, display: str, marks: Marks) -> list[InputProblem]:

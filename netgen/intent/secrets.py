@@ -1,8 +1,9 @@
 """Secrets by reference: the fabric file names where a secret is, never the secret.
 
-`{env: NAME}` reads an environment variable, `{file: PATH}` a file (relative to the fabric file:
-the loader makes it absolute; its first line, trailing newline dropped). A reference is resolved
-only where it is used (render), so `netgen validate` and `netgen show` never need it. Errors name
+`{env: NAME}` reads an environment variable, `{file: PATH}` a file and `{vault: PATH}` a file
+encrypted with `ansible-vault` (paths relative to the fabric file: the loader makes them absolute;
+the first line, trailing newline dropped). A reference is resolved only where it is used (render
+for a hash, deploy for a key), so `netgen validate` and `netgen show` never need it. Errors name
 the field and the reference, never any part of the value.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import Field, model_validator
@@ -25,22 +27,34 @@ class SecretError(Exception):
 
 
 class SecretRef(IntentModel):
-    """Where a secret is: exactly one of `env` and `file`."""
+    """Where a secret is: exactly one of `env`, `file` and `vault`."""
 
     env: str | None = Field(default=None, pattern=ENV_NAME_PATTERN,
                             description="An environment variable holding the secret (e.g. NETGEN_HASH_NETOPS).")
     file: str | None = Field(default=None, pattern=FILE_PATH_PATTERN,
                              description="A file holding it (first line): absolute, or relative to the fabric file."
                                          " Keep it out of the repository and readable only by you.")
+    vault: str | None = Field(default=None, pattern=FILE_PATH_PATTERN,
+                              description="A file encrypted with `ansible-vault encrypt` holding it (first line),"
+                                          " absolute or relative to the fabric file; its password is read where"
+                                          " Ansible reads it: the file ANSIBLE_VAULT_PASSWORD_FILE names (run if"
+                                          " executable).")
 
     @model_validator(mode="after")
     def _one(self) -> SecretRef:
-        if (self.env is None) == (self.file is None):
-            raise ValueError("give exactly one of env, file")
+        if sum(value is not None for value in (self.env, self.file, self.vault)) != 1:
+            raise ValueError("give exactly one of env, file, vault")
         return self
 
+    @property
+    def path(self) -> str | None:
+        """The file the secret is in (plain or vault), if it is in one."""
+        return self.file if self.file is not None else self.vault
+
     def describe(self) -> str:
-        return f"environment variable {self.env}" if self.env else f"file {self.file}"
+        if self.env:
+            return f"environment variable {self.env}"
+        return f"file {self.file}" if self.file else f"vault file {self.vault}"
 
     def resolve(self, field: str) -> str:
         """The secret's value; `field` names the fabric-file path in errors."""
@@ -50,22 +64,107 @@ class SecretRef(IntentModel):
                 raise SecretError(f"{field}: environment variable {self.env} is not set: export it where netgen"
                                   " renders (it is never written to the fabric file)")
         else:
-            path = Path(str(self.file)).expanduser()
-            try:
-                with path.open("rb") as handle:
-                    data = handle.read(MAX_SECRET_BYTES + 1)
-            except OSError as exc:
-                raise SecretError(f"{field}: file {path} cannot be read ({exc.strerror or type(exc).__name__})"
-                                  ) from None
-            if len(data) > MAX_SECRET_BYTES:
-                raise SecretError(f"{field}: file {path} is larger than {MAX_SECRET_BYTES} bytes: not a secret file")
+            data = _read_small(field, Path(str(self.path)).expanduser(),
+                               VAULT_MAX_BYTES if self.vault else MAX_SECRET_BYTES)
+            if self.vault is not None:
+                data = _decrypt_vault(field, self.vault, data)
             try:
                 value = data.decode("utf-8").split("\n", 1)[0].rstrip("\r")
             except UnicodeDecodeError:
-                raise SecretError(f"{field}: file {path} is not UTF-8 text") from None
+                raise SecretError(f"{field}: {self.describe()} is not UTF-8 text") from None
         if not value:
             raise SecretError(f"{field}: {self.describe()} is empty")
         return value
+
+
+VAULT_MAX_BYTES = 64 * 1024  # hex-encoded ciphertext of a small secret, with room to spare
+VAULT_PASSWORD_ENV = "ANSIBLE_VAULT_PASSWORD_FILE"  # Ansible's own setting (DEFAULT_VAULT_PASSWORD_FILE)
+
+
+def _read_small(field: str, path: Path, limit: int) -> bytes:
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise SecretError(f"{field}: file {path} cannot be read ({exc.strerror or type(exc).__name__})") from None
+    if len(data) > limit:
+        raise SecretError(f"{field}: file {path} is larger than {limit} bytes: not a secret file")
+    return data
+
+
+def _decrypt_vault(field: str, name: str, data: bytes) -> bytes:
+    """Ansible's own vault code decrypts (ansible-core is a dependency already); imported here only,
+    since most renders never need it. No message quotes any part of the plaintext."""
+    if not data.startswith(b"$ANSIBLE_VAULT;"):
+        raise SecretError(f"{field}: vault file {name} is not an Ansible vault (no $ANSIBLE_VAULT header): encrypt"
+                          " it with `ansible-vault encrypt`")
+    password_file = os.environ.get(VAULT_PASSWORD_ENV)
+    if not password_file:
+        raise SecretError(f"{field}: vault file {name} needs its password: set {VAULT_PASSWORD_ENV} to the file"
+                          " (or script) that holds it, as for ansible-playbook")
+    from ansible.errors import AnsibleError  # noqa: PLC0415
+    from ansible.parsing.dataloader import DataLoader  # noqa: PLC0415
+    from ansible.parsing.vault import VaultLib, get_file_vault_secret  # noqa: PLC0415
+
+    try:
+        secret = get_file_vault_secret(filename=password_file, loader=DataLoader())
+        secret.load()
+        plain: bytes = VaultLib([("default", secret)]).decrypt(data)
+    except AnsibleError:
+        raise SecretError(f"{field}: vault file {name} cannot be decrypted with the password from"
+                          f" {VAULT_PASSWORD_ENV} ({password_file}): a wrong password, or a damaged file") from None
+    return plain
+
+
+# Secrets a switch must hold in a reversible form (a TACACS+ key: the switch encrypts with it) are
+# not rendered: a config carries `<netgen-secret:PATH>` (PATH: the secret's fabric-file path) and the
+# deploy puts the value in on the way to the switch, so rendered files, diffs and CI artifacts never
+# hold one.
+PLACEHOLDER = re.compile(r"<netgen-secret:([A-Za-z0-9_.\[\]]{1,200})>")
+# What a shared key may hold: the intersection of what each NOS takes in one line. SONiC's YANG
+# refuses space, '#' and ',' in a passkey (sonic-system-tacacs.yang); on the EOS CLI '?' asks for
+# help, '|' pipes, '!' starts a comment and quotes are parsed; '<' and '>' would read as a placeholder.
+SHARED_KEY = re.compile(r"^[A-Za-z0-9$%&()*+\-./:;=@\[\]^_{}~]{8,64}$")
+
+
+def placeholder(field: str) -> str:
+    """What a rendered config holds where the secret at fabric-file path `field` goes."""
+    return f"<netgen-secret:{field}>"
+
+
+def fill_placeholders(text: str, secrets: dict[str, SecretRef], where: str) -> str:
+    """`text` with every placeholder replaced by its secret. SecretError (naming `where` and the
+    field, never a value) for a placeholder the fabric has no secret for, or a value a switch would
+    not take in one line."""
+    values: dict[str, str] = {}
+
+    def value(match: re.Match[str]) -> str:
+        field = match.group(1)
+        if field not in values:
+            ref = secrets.get(field)
+            if ref is None:
+                raise SecretError(f"{where}: holds a placeholder for {field}, which the fabric file does not set:"
+                                  " render again from the fabric file you deploy")
+            secret = ref.resolve(field)
+            if not SHARED_KEY.match(secret):
+                raise SecretError(f"{field}: {ref.describe()} must hold 8-64 characters of letters, digits and"
+                                  " $%&()*+-./:;=@[]^_{}~ (no space, '#', ',', '?', '|', '!', quotes or '<>'):"
+                                  " a switch would not take it in one config line")
+            values[field] = secret
+        return values[field]
+
+    return PLACEHOLDER.sub(value, text)
+
+
+def fill_files(files: Mapping[str, Mapping[str, str]], secrets: dict[str, SecretRef]) -> dict[str, dict[str, str]]:
+    """Every device's files (device -> file name -> text) with their placeholders filled; files
+    without one are passed through untouched. SecretError as fill_placeholders."""
+    return {device: {name: fill_placeholders(text, secrets, f"{device}/{name}") if MARK in text else text
+                     for name, text in texts.items()}
+            for device, texts in files.items()}
+
+
+MARK = "<netgen-secret:"
 
 
 # A secret after its keyword in CLI text: passwords, hashes and keys (with EOS's encoding type), SNMP
@@ -78,4 +177,5 @@ def redact(text: str) -> str:
     return SECRET_WORDS.sub(lambda m: f"{m.group(1)} ***", text)
 
 
-__all__ = ["SECRET_WORDS", "SecretError", "SecretRef", "redact"]
+__all__ = ["MARK", "PLACEHOLDER", "SECRET_WORDS", "SHARED_KEY", "SecretError", "SecretRef", "fill_files",
+           "fill_placeholders", "placeholder", "redact"]

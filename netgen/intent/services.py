@@ -151,6 +151,51 @@ class LocalUser(IntentModel):
     sha512: SecretRef = Field(description="Where the user's sha512-crypt hash ($6$...) is; never the password.")
 
 
+class Tacacs(IntentModel):
+    """TACACS+ servers, reached in the management VRF from the management port. The shared key is
+    never rendered: configs carry a placeholder that `netgen deploy` fills on the way to the switch."""
+
+    servers: list[V4Address] = Field(min_length=1, max_length=8,
+                                     description="TACACS+ servers, tried in order (SONiC: at most 8).")
+    key: SecretRef = Field(description="Where the shared key is (env or file); never the key itself.")
+    # EOS takes 1-1000 s (AVD schema tacacs_servers.hosts[].timeout); SONiC 1-60 (sonic-system-tacacs.yang)
+    timeout_s: int = Field(default=5, ge=1, le=60, description="Per-server timeout. [industry: EOS, SONiC 5 s]")
+
+    @model_validator(mode="after")
+    def _unique(self) -> Tacacs:
+        if len(set(self.servers)) != len(self.servers):
+            raise ValueError("servers: an address is given twice")
+        return self
+
+
+LoginMethod = Literal["tacacs", "local"]
+
+
+def _local_login() -> list[LoginMethod]:
+    return ["local"]
+
+
+class Aaa(IntentModel):
+    """Who may log in, and how: the login method list, tried in order. A method is tried only when
+    the one before it cannot answer (every server down); a server that rejects a user ends the login.
+    So the account `netgen deploy` logs in with must exist on the TACACS+ servers once `tacacs` comes
+    first, or the next deploy is locked out."""
+
+    tacacs: Tacacs | None = Field(default=None, description="TACACS+ servers and their shared key.")
+    login: list[LoginMethod] = Field(default_factory=_local_login, min_length=1, max_length=2,
+                                     description="Login methods in order, e.g. [tacacs, local].")
+
+    @model_validator(mode="after")
+    def _methods(self) -> Aaa:
+        if len(set(self.login)) != len(self.login):
+            raise ValueError("login: a method is given twice")
+        if "tacacs" in self.login and self.tacacs is None:
+            raise ValueError("login: 'tacacs' needs aaa.tacacs (servers, key)")
+        if self.tacacs is not None and "tacacs" not in self.login:
+            raise ValueError("tacacs: its servers are not used: put 'tacacs' in login")
+        return self
+
+
 # Sections an override may replace for some switches (management is per switch already: devices).
 OVERRIDABLE = ("ntp", "syslog", "dns", "lldp", "sflow", "telemetry", "banner")
 
@@ -229,6 +274,7 @@ class Services(IntentModel):
     sflow: Sflow | None = Field(default=None, description="Packet sampling to collectors.")
     telemetry: Telemetry | None = Field(default=None, description="Streaming telemetry (gNMI).")
     banner: Banner | None = Field(default=None, description="Login banner.")
+    aaa: Aaa | None = Field(default=None, description="Login methods and TACACS+ servers.")
     users: list[LocalUser] = Field(default_factory=list, max_length=32,
                                    description="Local accounts on the EOS switches (hashes by reference).")
     overrides: list[ServicesOverride] = Field(
@@ -237,8 +283,8 @@ class Services(IntentModel):
 
     @model_validator(mode="after")
     def _need_management(self) -> Services:
-        needs = [name for name in ("ntp", "syslog", "dns", "sflow", "telemetry")
-                 if getattr(self, name) is not None or any(getattr(o, name) is not None for o in self.overrides)]
+        needs = [name for name in ("ntp", "syslog", "dns", "sflow", "telemetry", "aaa")
+                 if getattr(self, name) is not None or any(getattr(o, name, None) is not None for o in self.overrides)]
         names = [user.name for user in self.users]
         if len(set(names)) != len(names):
             raise ValueError(f"users: {sorted({n for n in names if names.count(n) > 1})[0]!r} is given twice")
@@ -247,10 +293,24 @@ class Services(IntentModel):
                              " services.management (prefix, gateway)")
         return self
 
+    def references(self) -> dict[str, SecretRef]:
+        """Every secret reference in the section, by fabric-file path."""
+        refs = {f"services.users[{i}].sha512": user.sha512 for i, user in enumerate(self.users)}
+        return refs | self.shared_secrets()
+
+    def shared_secrets(self) -> dict[str, SecretRef]:
+        """Secrets a switch keeps in a reversible form (a TACACS+ key): rendered as placeholders that
+        deploy fills, by their fabric-file path."""
+        secrets: dict[str, SecretRef] = {}
+        if self.aaa is not None and self.aaa.tacacs is not None:
+            secrets["services.aaa.tacacs.key"] = self.aaa.tacacs.key
+        return secrets
+
 
 __all__ = [
     "OVERRIDABLE",
     "SHA512_CRYPT",
+    "Aaa",
     "AmbiguousOverride",
     "Banner",
     "Dns",
@@ -258,6 +318,7 @@ __all__ = [
     "Gnmi",
     "Lldp",
     "LocalUser",
+    "LoginMethod",
     "ManagementNetwork",
     "Ntp",
     "Services",
@@ -266,6 +327,7 @@ __all__ = [
     "SflowCollector",
     "Syslog",
     "SyslogServer",
+    "Tacacs",
     "Telemetry",
     "effective_services",
 ]

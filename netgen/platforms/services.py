@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from netgen.checks import DesignContext
-from netgen.intent.secrets import SecretError, SecretRef
+from netgen.intent.secrets import SecretError, SecretRef, placeholder
 from netgen.intent.services import SHA512_CRYPT, effective_services
 from netgen.platforms.base import RenderInputError
 from netgen.topology.model import Device
@@ -38,6 +38,19 @@ class Sflow:
 
 
 @dataclass(frozen=True, slots=True)
+class Tacacs:
+    servers: tuple[str, ...]
+    timeout_s: int
+    key: str  # a placeholder deploy fills (intent/secrets.py), never the key
+
+
+@dataclass(frozen=True, slots=True)
+class Aaa:
+    tacacs: Tacacs | None
+    login: tuple[str, ...]  # methods in order: "tacacs", "local"
+
+
+@dataclass(frozen=True, slots=True)
 class ServicesPlan:
     vrf: str | None  # None: no management network declared
     address: str | None  # "a.b.c.d/len" on the management port
@@ -50,10 +63,11 @@ class ServicesPlan:
     sflow: Sflow | None
     gnmi_port: int | None
     banner: tuple[str, ...]  # login banner lines (empty: none)
+    aaa: Aaa | None
 
     @property
     def any(self) -> bool:
-        return any((self.vrf, self.lldp, self.sflow, self.gnmi_port, self.banner))
+        return any((self.vrf, self.lldp, self.sflow, self.gnmi_port, self.banner, self.aaa))
 
 
 def services_plan(ctx: DesignContext, device: Device) -> ServicesPlan:
@@ -74,7 +88,18 @@ def services_plan(ctx: DesignContext, device: Device) -> ServicesPlan:
                     sflow.polling_interval_s) if sflow else None,
         gnmi_port=telemetry.gnmi.port if telemetry else None,
         banner=tuple(banner.login.split("\n")) if banner else (),
+        aaa=_aaa(ctx),
     )
+
+
+def _aaa(ctx: DesignContext) -> Aaa | None:
+    aaa = ctx.fabric.services.aaa
+    if aaa is None:
+        return None
+    tacacs = aaa.tacacs
+    return Aaa(tacacs=Tacacs(tuple(str(a) for a in tacacs.servers), tacacs.timeout_s,
+                             placeholder("services.aaa.tacacs.key")) if tacacs else None,
+               login=tuple(aaa.login))
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,4 +129,4 @@ def local_users(ctx: DesignContext) -> tuple[LocalUser, ...]:
                  for i, u in enumerate(ctx.fabric.services.users))
 
 
-__all__ = ["Lldp", "LocalUser", "ServicesPlan", "Sflow", "Syslog", "local_users", "services_plan"]
+__all__ = ["Aaa", "Lldp", "LocalUser", "ServicesPlan", "Sflow", "Syslog", "Tacacs", "local_users", "services_plan"]

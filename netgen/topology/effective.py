@@ -15,7 +15,7 @@ from typing import Any
 
 from netgen.intent.custom import layered, replaced
 from netgen.intent.fabric import Fabric
-from netgen.intent.services import OVERRIDABLE, effective_services
+from netgen.intent.services import OVERRIDABLE, Banner, effective_services
 from netgen.topology.model import Device
 
 
@@ -81,6 +81,8 @@ def effective_settings(fabric: Fabric, device: Device) -> EffectiveSettings:
         value = getattr(effective, section)
         shown = "not declared: the switch keeps its own (deploy.yaml ownership)" if value is None else _brief(value)
         add(Setting(section, shown, effective.sources[section]))
+    if services.aaa is not None:  # fabric-wide only; the key is shown as its reference, never read
+        add(Setting("aaa", _brief(services.aaa), "services.aaa"))
     blocks = list(fabric.custom_config)
     index = {id(block): number for number, block in enumerate(blocks)}
     role, zone = device.role.value, device.zone
@@ -102,7 +104,7 @@ def effective_settings(fabric: Fabric, device: Device) -> EffectiveSettings:
 def _brief(section: Any) -> str:
     """A section's values on one line (model_dump in JSON mode: addresses as text)."""
     data = section.model_dump(mode="json")
-    if "login" in data:  # a banner: its first line is enough to recognise it
+    if isinstance(section, Banner):  # its first line is enough to recognise it
         first = str(data["login"]).split("\n", 1)[0]
         return f"login banner: {first[:60]!r}"
     return ", ".join(f"{key}={value if isinstance(value, str) else json.dumps(value)}" for key, value in data.items())

@@ -23,6 +23,7 @@ from netgen.checks import DesignContext
 from netgen.deploy.drivers.base import load_drivers
 from netgen.deploy.drivers.sonic import SONIC_OWNERSHIP, frr_digest
 from netgen.intent import load_fabric
+from netgen.intent.secrets import fill_files
 from netgen.lab import endpoints, sonic_shim
 from netgen.lab.adapters import lab_inputs, rendered_files
 from netgen.lab.netns import NetnsBackend
@@ -96,9 +97,12 @@ def site(tmp_path_factory) -> Iterator[Site]:
     backend = NetnsBackend(name)
     backend.build(plan)
     try:
-        eps = endpoints.start_management(backend, RTSWS, config_dbs=endpoints.sonic_config_dbs(plan.nodes, files))
+        # converged: as a deploy leaves them, the TACACS+ key filled in (services.aaa)
+        seeded = fill_files(files, loaded.fabric.services.shared_secrets())
+        eps = endpoints.start_management(backend, RTSWS, config_dbs=endpoints.sonic_config_dbs(plan.nodes, seeded))
         folder = tmp_path_factory.mktemp("sonic-site")
         shutil.copy(SMALL, folder / "fabric.yaml")
+        shutil.copytree(SMALL.parent / "secrets", folder / "secrets")  # the files the fabric refers to
         # a dropped session shows up as a command timeout: keep it short here
         deploy = {"management": {"devices": {n: {"host": eps[n].host, "port": eps[n].port} for n in RTSWS}},
                   "ssh": {"known_hosts": str(eps[RTSWS[0]].known_hosts), "command_timeout_s": 15},
@@ -150,6 +154,22 @@ def test_3_deploy_applies_saves_and_a_second_run_is_unchanged(site):
         assert site.established(node) >= 8  # 4 links to z01-ctsw01, IPv4 and IPv6
     code, again = site.deploy()
     assert code == 0 and again["counts"] == {"unchanged": 2}
+
+
+def test_3b_the_tacacs_key_reaches_config_db_and_no_report(site):
+    """services.aaa: rendered as a placeholder, filled by the deploy; SONiC keeps the passkey as
+    given. A switch with another key gets the intent's, and the report masks both."""
+    key = (SMALL.parent / "secrets" / "tacacs.key").read_text().strip()
+    assert site.running("z01-rtsw001")["TACPLUS"]["global"]["passkey"] == key  # seeded as deployed
+    patch = '[{"op": "replace", "path": "/TACPLUS/global/passkey", "value": "Old-Key-On-Switch"}]'
+    site.ssh("z01-rtsw001", f"echo '{patch}' > /tmp/old-key.json && sudo -n config apply-patch /tmp/old-key.json")
+    assert site.running("z01-rtsw001")["TACPLUS"]["global"]["passkey"] == "Old-Key-On-Switch"
+    code, report = site.deploy()
+    assert code == 0 and report["counts"] == {"changed": 1, "unchanged": 1}, json.dumps(report)[:800]
+    assert "~ TACPLUS|global.passkey: *** -> ***" in report["devices"]["z01-rtsw001"]["diff"]
+    assert key not in json.dumps(report) and "Old-Key-On-Switch" not in json.dumps(report)
+    assert site.running("z01-rtsw001")["TACPLUS"]["global"]["passkey"] == key
+    assert site.running("z01-rtsw001")["TACPLUS_SERVER"]["192.0.2.49"]["priority"] == "2"
 
 
 def test_4_a_patch_failing_half_way_is_rolled_back_exactly(site):

@@ -26,7 +26,8 @@ NAMES = ["z01-ctsw01", "z02-rtsw001"]
 # small example declares sFlow: `sflow ` is managed there; route-maps always are).
 EXTRA = ("transceiver qsfp default-mode 4x10G\nno ip icmp redirect\nip tacacs source-interface Management1\n"
          "sflow destination 192.0.2.50\nroute-map OLD-POLICY permit 10\n")
-UNMANAGED = ["transceiver qsfp default-mode 4x10G", "no ip icmp redirect", "ip tacacs source-interface Management1"]
+# in the order the switch prints them
+UNMANAGED = ["ip tacacs source-interface Management1", "transceiver qsfp default-mode 4x10G", "no ip icmp redirect"]
 
 
 @pytest.fixture

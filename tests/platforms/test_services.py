@@ -125,7 +125,7 @@ def test_bad_overrides_are_exit_2_naming_the_field(small_data, write_fabric, ove
 
 
 def test_an_override_needs_the_management_network_too(small_data, write_fabric):
-    for name in ("ntp", "syslog", "dns", "sflow", "telemetry"):
+    for name in ("ntp", "syslog", "dns", "sflow", "telemetry", "aaa"):
         small_data["services"].pop(name)
     del small_data["services"]["management"]
     small_data["services"]["overrides"] = [{"zones": [2], "ntp": {"servers": ["192.0.2.125"]}}]
@@ -137,9 +137,11 @@ def test_a_fabric_without_services_renders_none_of_them(small_data, write_fabric
     del small_data["services"]
     cfg = _render(write_fabric(small_data), "z02-rtsw001", "z01-rtsw001")
     eos = cfg["z02-rtsw001"]["z02-rtsw001.cfg"]
-    assert not any(w in eos for w in ("Management", "vrf instance", "ntp ", "sflow", "lldp", "banner", "logging"))
+    assert not any(w in eos for w in ("Management", "vrf instance", "ntp ", "sflow", "lldp", "banner", "logging",
+                                      "tacacs", "aaa ", "netgen-secret"))
     db = json.loads(cfg["z01-rtsw001"]["config_db.json"])
-    assert not {"MGMT_INTERFACE", "NTP", "SYSLOG_SERVER", "SFLOW", "GNMI", "BANNER_MESSAGE"} & set(db)
+    assert not {"MGMT_INTERFACE", "NTP", "SYSLOG_SERVER", "SFLOW", "GNMI", "BANNER_MESSAGE", "AAA", "TACPLUS",
+                "TACPLUS_SERVER"} & set(db)
 
 
 @pytest.mark.parametrize(("path", "value", "expected"), [
@@ -150,6 +152,13 @@ def test_a_fabric_without_services_renders_none_of_them(small_data, write_fabric
     ("sflow.collectors", [{"address": "192.0.2.1"}] * 3, "at most 2"),
     ("management.gateway", "10.0.0.1", "gateway 10.0.0.1 is outside prefix 192.168.0.0/20"),
     ("dns.domain", "bad_domain!", "services.dns.domain"),
+    ("aaa.login", ["radius", "local"], "services.aaa.login"),
+    ("aaa.login", ["local", "local"], "login: a method is given twice"),
+    ("aaa.tacacs.servers", ["192.0.2.49", "192.0.2.49"], "servers: an address is given twice"),
+    ("aaa.tacacs.servers", [f"192.0.2.{n}" for n in range(9)], "at most 8"),
+    ("aaa.tacacs.timeout_s", 61, "less than or equal to 60"),
+    ("aaa.tacacs.key", {"env": "A", "file": "b"}, "give exactly one of env, file"),
+    ("aaa.tacacs.key", "clear-text-key", "services.aaa.tacacs.key"),
 ])
 def test_bad_service_input_is_exit_2_naming_the_field(small_data, write_fabric, path, value, expected):
     node = small_data["services"]
@@ -160,6 +169,53 @@ def test_bad_service_input_is_exit_2_naming_the_field(small_data, write_fabric, 
     result = run_cli("validate", str(write_fabric(small_data)))
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert f"services.{parents[0]}" in result.stderr and expected in result.stderr, result.stderr
+
+
+def test_aaa_login_and_servers_must_agree(small_data, write_fabric):
+    small_data["services"]["aaa"]["login"] = ["local"]
+    result = run_cli("validate", str(write_fabric(small_data)))
+    assert result.exit_code == 2 and "tacacs: its servers are not used: put 'tacacs' in login" in result.stderr
+    del small_data["services"]["aaa"]["tacacs"]
+    small_data["services"]["aaa"]["login"] = ["tacacs", "local"]
+    result = run_cli("validate", str(write_fabric(small_data)))
+    assert result.exit_code == 2 and "login: 'tacacs' needs aaa.tacacs (servers, key)" in result.stderr
+
+
+def test_aaa_renders_a_placeholder_never_the_key(small_data, write_fabric, monkeypatch):
+    """The key is read only by the deploy: render works without it, and even with it set no
+    rendered file holds it."""
+    monkeypatch.setenv("NETGEN_TEST_TACACS_KEY", "Never-In-A-File-77")
+    small_data["services"]["aaa"]["tacacs"]["key"] = {"env": "NETGEN_TEST_TACACS_KEY"}
+    path = write_fabric(small_data)
+    cfg = _render(path, "z02-rtsw001", "z01-rtsw001", "z01-ctsw01")
+    every = json.dumps(cfg)
+    assert "Never-In-A-File-77" not in every
+    rtsw, ctsw = cfg["z02-rtsw001"]["z02-rtsw001.cfg"], cfg["z01-ctsw01"]["z01-ctsw01.cfg"]
+    assert ("\n!\ntacacs-server host 192.0.2.49 vrf mgmt timeout 5 key 0 <netgen-secret:services.aaa.tacacs.key>\n"
+            "tacacs-server host 192.0.2.50 vrf mgmt timeout 5 key 0 <netgen-secret:services.aaa.tacacs.key>\n!\n"
+            "ip tacacs vrf mgmt source-interface Management1\n!\n"
+            "aaa authentication login default group tacacs+ local\n"
+            "aaa authorization exec default group tacacs+ local\n") in rtsw
+    assert "ip tacacs vrf mgmt source-interface Management0" in ctsw  # the chassis' management port
+    db = json.loads(cfg["z01-rtsw001"]["config_db.json"])
+    assert db["AAA"] == {"authentication": {"login": "tacacs+,local"}}
+    assert db["TACPLUS"] == {"global": {"auth_type": "pap", "timeout": "5", "src_intf": "eth0",
+                                        "passkey": "<netgen-secret:services.aaa.tacacs.key>"}}
+    # hostcfgd tries the highest priority first: the intent's first server
+    assert db["TACPLUS_SERVER"] == {"192.0.2.49": {"priority": "2", "tcp_port": "49", "vrf": "mgmt"},
+                                    "192.0.2.50": {"priority": "1", "tcp_port": "49", "vrf": "mgmt"}}
+    monkeypatch.delenv("NETGEN_TEST_TACACS_KEY")
+    assert _render(path, "z02-rtsw001") == {"z02-rtsw001": cfg["z02-rtsw001"]}
+
+
+def test_local_login_only_renders_no_tacacs(small_data, write_fabric):
+    small_data["services"]["aaa"] = {"login": ["local"]}
+    cfg = _render(write_fabric(small_data), "z02-rtsw001", "z01-rtsw001")
+    rtsw = cfg["z02-rtsw001"]["z02-rtsw001.cfg"]
+    assert "aaa authentication login default local\naaa authorization exec default local\n" in rtsw
+    assert "tacacs" not in rtsw and "netgen-secret" not in rtsw
+    db = json.loads(cfg["z01-rtsw001"]["config_db.json"])
+    assert db["AAA"] == {"authentication": {"login": "local"}} and "TACPLUS" not in db
 
 
 def test_services_need_a_management_network(small_data, write_fabric):

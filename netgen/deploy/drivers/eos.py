@@ -59,7 +59,8 @@ DEVICE_OWNED = ("interface Management", "username ", "aaa ", "management ", "vrf
 # Rendered only when the intent declares them (intent services:); on a device whose config has one
 # they are netgen's, elsewhere the lists above and below decide (the longest prefix is the section).
 MANAGED_IF_RENDERED = ("lldp ", "logging vrf ", "ip name-server ", "dns domain", "sflow ", "vrf instance ",
-                       "banner login", "management api gnmi", "interface Management", "ip route vrf ", "ntp ")
+                       "banner login", "management api gnmi", "interface Management", "ip route vrf ", "ntp ",
+                       "tacacs-server host ", "ip tacacs vrf ", "aaa authentication login ", "aaa authorization exec ")
 EOS_OWNERSHIP = Ownership(MANAGED, DEVICE_OWNED, managed_if_rendered=MANAGED_IF_RENDERED)
 BANNERS = ("banner login", "banner motd")  # their text lines sit at column 0 up to a line `EOF`
 

@@ -211,7 +211,7 @@ GRAMMAR: dict[str, list[tuple[str, Cmd]]] = {
         # logging.j2, management-ssh.j2). `vrf instance` opens a mode on EOS; kept as a one-liner here.
         _p("username <word> privilege <int:0-15> role <word> secret sha512|0|5 <word>", 2),
         _p("username <word> secret sha512|0|5 <word>", 2),
-        _p("aaa authorization exec default local", 3), _p("vrf instance <name>", 3),
+        _p("vrf instance <name>", 3),
         _p("ip route vrf <name> <v4pfx> <v4>"), _p("ntp server <word>"), _p("ntp server vrf <name> <word> [iburst]"),
         _p("logging host <word>"), _p("management ssh", mode="mgmt-ssh"),
         # Switch services netgen renders (intent services:): [AVD] ntp.j2, logging.j2, ip-name-servers.j2,
@@ -223,6 +223,14 @@ GRAMMAR: dict[str, list[tuple[str, Cmd]]] = {
         _p("sflow polling-interval <int:0-3600>", 2), _p("sflow vrf <name> destination <ip> [<int:1-65535>]"),
         _p("sflow vrf <name> source-interface <if>", 4), _p("banner login|motd", 2, mode="banner"),
         _p("management api gnmi", mode="mgmt-gnmi"),
+        # AAA: [AVD] tacacs-servers.j2 (key types 0, 7, 8a in AVD's schema; timeout 1-1000),
+        # ip-tacacs-source-interfaces.j2, aaa-authentication.j2, aaa-authorization.j2
+        _p("tacacs-server host <ip> vrf <name> [timeout <int:1-1000>] [key 0|7|8a <word>]", 5),
+        _p("tacacs-server host <ip> [timeout <int:1-1000>] [key 0|7|8a <word>]", 3),
+        _p("tacacs-server timeout <int:1-1000>", 2), _p("ip tacacs vrf <name> source-interface <if>", 4),
+        *[_p(f"aaa {kind} default{methods}", 4)
+          for kind in ("authentication login", "authorization exec")
+          for methods in (" local|none", " group <word> [local|none]", " group <word> group <word> [local|none]")],
         # Production lines netgen does not render (yet), for the ownership tests: [AVD] sflow.j2, lldp.j2,
         # ip-tacacs-source-interfaces.j2
         _p("sflow run", 2), _p("sflow sample <int:1-16777215>", 2), _p("sflow destination <v4> [<int:1-65535>]"),
@@ -442,13 +450,27 @@ def _clone(lines: list[_Line]) -> list[_Line]:
     return copies
 
 
+def _stored_form(toks: tuple[str, ...]) -> tuple[str, ...]:
+    """A line as the running config shows it. EOS keeps a TACACS+ key given in clear (type 0)
+    encrypted and prints it as `key 7 ...` (AVD's default key type for these lines). The digest
+    below stands in for EOS's encryption; it is deterministic, so the same key deployed twice is no
+    change here (whether EOS itself re-encrypts the same key to the same text is not documented)."""
+    if toks[:1] == ("tacacs-server",) and "key" in toks[:-2]:
+        at = toks.index("key")
+        if toks[at + 1] == "0":
+            stand_in = hashlib.sha256(toks[at + 2].encode()).hexdigest()[:20].upper()
+            return (*toks[:at + 1], "7", stand_in, *toks[at + 3:])
+    return toks
+
+
 def _positive(tokens: tuple[str, ...]) -> tuple[str, ...]:
     return tokens[1:] if tokens[:1] == ("no",) else tokens
 
 
 # Top-level blocks in the order netgen's device template puts them (the order EOS prints them in).
 _ORDER = (("service",), ("load-balance",), ("lldp",), ("logging",), ("hostname",), ("ip", "name-server"),
-          ("dns", "domain"), ("spanning-tree",), ("username",), ("qos", "profile"), ("sflow",), ("vlan",),
+          ("dns", "domain"), ("spanning-tree",), ("username",), ("tacacs-server",), ("ip", "tacacs"), ("aaa",),
+          ("qos", "profile"), ("sflow",), ("vlan",),
           ("vrf", "instance"), ("banner",), ("management", "api", "gnmi"),
           ("interface",), ("ip", "routing"), ("no", "ip", "routing"), ("ipv6",), ("ip", "route"), ("ntp",), ("qos",),
           ("priority-flow-control",), ("ip", "prefix-list"), ("ipv6", "prefix-list"), ("route-map",),
@@ -562,6 +584,7 @@ class _Editor:
             lines[:] = [line for line in lines if _positive(line.tokens)[:len(toks)] != toks]
             return None
         assert cmd is not None
+        toks = _stored_form(toks)
         key = _positive(toks)[:cmd.key] if cmd.key else _positive(toks)
         if op == "clear":
             lines[:] = [line for line in lines if line.key != key]

@@ -83,10 +83,13 @@ class EosView:
     bgp: BgpPlan
     services: ServicesPlan
     users: tuple[LocalUser, ...]  # services.users, hashes resolved
+    aaa_methods: str | None  # `group tacacs+ local`: the login method list in EOS words
     mgmt_interface: str
 
 
 DSCP_PER_LINE = 8
+# intent login methods in EOS's method-list words (AVD eos/aaa-authentication.j2 examples)
+EOS_LOGIN_METHODS = {"tacacs": "group tacacs+", "local": "local"}
 
 
 def _chunks(values: list[int], size: int) -> list[list[int]]:
@@ -187,6 +190,7 @@ def build_view(ctx: DesignContext, device: Device) -> EosView:
         bgp=bgp_plan(ctx, device),
         services=services_plan(ctx, device),
         users=local_users(ctx),
+        aaa_methods=" ".join(EOS_LOGIN_METHODS[m] for m in fabric.services.aaa.login) if fabric.services.aaa else None,
         mgmt_interface=management_interface(model),
     )
 

@@ -3,14 +3,14 @@
 SONiC keeps the management port (eth0) in the VRF named `mgmt` (MGMT_VRF_CONFIG), and every
 service below reaches its servers there. Table and field names: SONiC master's YANG models
 (sonic-mgmt_vrf, sonic-mgmt_interface, sonic-ntp, sonic-syslog, sonic-dns, sonic-lldp, sonic-sflow,
-sonic-gnmi, sonic-banner); schema.py restates their rules and checks the result.
+sonic-gnmi, sonic-banner, sonic-system-tacacs, sonic-system-aaa); schema.py restates their rules and checks the result.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from netgen.platforms.services import ServicesPlan
+from netgen.platforms.services import Aaa, ServicesPlan
 
 MGMT_PORT, MGMT_VRF = "eth0", "mgmt"
 
@@ -49,7 +49,33 @@ def services_tables(plan: ServicesPlan, backend_ports: list[str]) -> dict[str, d
         tables["GNMI"] = {"gnmi": {"port": str(plan.gnmi_port), "user_auth": "password", "vrf": MGMT_VRF}}
     if plan.banner:
         tables["BANNER_MESSAGE"] = {"global": {"state": "enabled", "login": "\n".join(plan.banner)}}
+    if plan.aaa:
+        tables.update(aaa_tables(plan.aaa))
     return tables
 
 
-__all__ = ["MGMT_PORT", "MGMT_VRF", "services_tables"]
+# intent login methods in AAA|authentication.login words (sonic-system-aaa.yang pattern)
+SONIC_LOGIN_METHODS = {"tacacs": "tacacs+", "local": "local"}
+
+
+def aaa_tables(aaa: Aaa) -> dict[str, dict[str, Any]]:
+    """TACPLUS (the key, a placeholder deploy fills, and the source port), one TACPLUS_SERVER per
+    server, and AAA|authentication. hostcfgd tries servers by `priority`, highest first
+    (sonic-host-services scripts/hostcfgd: sorted(..., key=priority, reverse=True)), so the first
+    server of the intent gets the highest."""
+    tables: dict[str, dict[str, Any]] = {}
+    methods = ",".join(SONIC_LOGIN_METHODS[m] for m in aaa.login)
+    if aaa.tacacs:
+        tables["TACPLUS"] = {"global": {"auth_type": "pap", "timeout": str(aaa.tacacs.timeout_s),
+                                        "passkey": aaa.tacacs.key, "src_intf": MGMT_PORT}}
+        count = len(aaa.tacacs.servers)
+        tables["TACPLUS_SERVER"] = {address: {"priority": str(count - n), "tcp_port": "49", "vrf": MGMT_VRF}
+                                    for n, address in enumerate(aaa.tacacs.servers)}
+    # AAA|authorization stays the default (local): SONiC's `tacacs+` there sends every command to the
+    # servers for approval (sonic-system-aaa.yang), more than EOS's `aaa authorization exec`; the
+    # privilege level still comes from TACACS+ at login (SONiC's tacplus NSS module).
+    tables["AAA"] = {"authentication": {"login": methods}}
+    return tables
+
+
+__all__ = ["MGMT_PORT", "MGMT_VRF", "SONIC_LOGIN_METHODS", "aaa_tables", "services_tables"]
