@@ -34,9 +34,9 @@ from netgen.deploy.inventory import KEY_ENV, PASSWORD_ENV, USERNAME_ENV, Rollout
 from netgen.deploy.pipeline import GOOD, DeployOptions, DeviceOutcome, RolloutReport, Status
 from netgen.deploy.rollout import Batch
 from netgen.deploy.target import DeployTarget
+from netgen.resources import ROLES
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
-DEFAULT_PLAYBOOK = PROJECT_ROOT / "roles" / "rollout.yml"
+DEFAULT_PLAYBOOK = ROLES / "rollout.yml"  # the checkout's roles/, or the wheel's copy (netgen/resources.py)
 # Environment variables blanked in ansible-runner's record of the job environment: netgen's own
 # credentials and anything that looks like someone else's secret (cloud keys, vault passwords).
 SECRET_ENV = re.compile(rf"^({PASSWORD_ENV}|{KEY_ENV}|{USERNAME_ENV})$|PASSW|SECRET|TOKEN|CREDENTIAL|_KEY$",
@@ -173,7 +173,7 @@ def ansible_playbook() -> str:
 def _roles_path() -> str:
     """The user's roles path plus netgen's roles/, so a playbook anywhere can use netgen_deploy."""
     own = os.environ.get("ANSIBLE_ROLES_PATH", "")
-    return os.pathsep.join([p for p in own.split(os.pathsep) if p] + [str(PROJECT_ROOT / "roles")])
+    return os.pathsep.join([p for p in own.split(os.pathsep) if p] + [str(ROLES)])
 
 
 def run_playbook(target: DeployTarget, request: RolloutRequest,

@@ -9,16 +9,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import ClassVar, Protocol
 
 import jinja2
 
 from netgen.checks import DesignContext
+from netgen.resources import TEMPLATES
 from netgen.topology.model import Device
 
-# templates/ sits beside the package in the source tree (the layout the project asked for).
-TEMPLATE_ROOT = Path(__file__).resolve().parent.parent.parent / "templates"
+# templates/ sits beside the package in the source tree (the layout the project asked for); a
+# wheel carries a copy inside the package (netgen/resources.py)
+TEMPLATE_ROOT = TEMPLATES
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,90 @@
+"""The built wheel works without the checkout: templates, roles and the catalog travel inside it
+(setup.py, netgen/resources.py). Built with pip from this repository, installed into a fresh venv
+(netgen's dependencies come from the test environment, read-only), run from outside the checkout."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SMALL
+
+pytestmark = pytest.mark.package
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory) -> Path:
+    """A venv holding only the built wheel; a .pth line lends it this environment's site-packages
+    for the dependencies (its .pth files, the editable install's finder among them, are not read)."""
+    where = tmp_path_factory.mktemp("wheel")
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(where / "dist"),
+                           str(ROOT)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    wheel = next((where / "dist").glob("netgen-*.whl"))
+    env = where / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    python = env / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    (Path(purelib) / "netgen-test-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+                           str(wheel)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return env
+
+
+def _netgen(venv: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(venv / "bin" / "netgen"), *args], capture_output=True, text=True, cwd=cwd,
+                          check=False)
+
+
+def test_the_installed_package_is_the_wheel_with_its_data(venv, tmp_path):
+    code = ("import netgen, netgen.resources as r, netgen.deploy.ansible_rollout as a; "
+            "print(netgen.__file__); print(r.TEMPLATES); print(a.DEFAULT_PLAYBOOK.is_file())")
+    done = subprocess.run([str(venv / "bin" / "python"), "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                          check=True)
+    package, templates, playbook = done.stdout.split()
+    assert package.startswith(str(venv)) and templates.startswith(str(venv))  # not the checkout's
+    assert (Path(templates) / "eos" / "device.cfg.j2").is_file() and playbook == "True"
+
+
+def test_validate_and_render_outside_the_checkout_match_the_checkouts_render(venv, tmp_path):
+    import shutil  # noqa: PLC0415
+
+    site = tmp_path / "small"
+    shutil.copytree(SMALL.parent, site)
+    assert _netgen(venv, tmp_path, "validate", str(site)).returncode == 0
+    done = _netgen(venv, tmp_path, "render", str(site), "-o", str(tmp_path / "wheel-out"), "--device",
+                   "z01-rtsw001", "--device", "z02-rtsw001")
+    assert done.returncode == 0, done.stderr
+    from tests.conftest import run_cli  # noqa: PLC0415
+
+    assert run_cli("render", str(SMALL), "-o", str(tmp_path / "checkout-out"), "--device", "z01-rtsw001",
+                   "--device", "z02-rtsw001").exit_code == 0
+    for name in ("z01-rtsw001/config_db.json", "z01-rtsw001/frr.conf", "z02-rtsw001/z02-rtsw001.cfg"):
+        assert (tmp_path / "wheel-out" / name).read_text() == (tmp_path / "checkout-out" / name).read_text(), name
+
+
+def test_diff_of_a_fabric_repository_that_holds_no_netgen(venv, tmp_path):
+    """A user's repository of fabric files: each revision is rendered by the installed netgen."""
+    import shutil  # noqa: PLC0415
+
+    repo = tmp_path / "fabrics"
+    shutil.copytree(SMALL.parent, repo / "small")
+    git = ["git", "-C", str(repo), "-c", "user.email=ci@example.net", "-c", "user.name=ci"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "small"], check=True)
+    fabric = repo / "small" / "fabric.yaml"
+    text = fabric.read_text()
+    fabric.write_text(text.replace("pfc_priority: 3, queue: 3, weight: 50", "pfc_priority: 3, queue: 3, weight: 60")
+                      .replace("queue: 0, weight: 50", "queue: 0, weight: 40"))
+    done = _netgen(venv, tmp_path, "diff", "small/fabric.yaml", "--base", "HEAD", "--repo", str(repo))
+    assert done.returncode == 0, done.stderr
+    assert "18 device(s) change" in done.stdout and "RISK: PFC, queue or buffer settings change" in done.stdout
