@@ -7,15 +7,32 @@ Exit codes (stable, for scripts):
      cannot be built as asked (missing prerequisite, unknown lab, FRR rejected a config)
   3  internal error: a netgen bug (run with --debug for the traceback and report it)
 
-One module per command family; each registers its commands on the shared group.
+One module per command family; each registers its commands on the shared group when a command of
+it runs (COMMANDS), so `netgen --help` imports none of them.
 """
 
 from __future__ import annotations
 
-from netgen.cli import deploy, diff, fabric, lab  # noqa: F401  (registration side effect)
 from netgen.cli.common import cli
 
-__all__ = ["cli", "main"]
+# command -> (the module that registers it, the one-line help `netgen --help` shows)
+COMMANDS = {
+    "ansible-inventory": ("netgen.cli.deploy", "Print the Ansible inventory (JSON) generated from the fabric."),
+    "check": ("netgen.cli.deploy", "Run the device checks read-only (model, BGP, PFC, ECMP)."),
+    "deploy": ("netgen.cli.deploy", "Push the rendered configs: pre-checks, diff, commit-confirm, post-checks."),
+    "diff": ("netgen.cli.diff", "Diff the rendered configs of FABRIC between two git revisions."),
+    "headroom": ("netgen.cli.fabric", "PFC headroom per port: netgen's figures and the vendor's."),
+    "lab": ("netgen.cli.lab", "Run a slice of the fabric in real FRR routers in network namespaces."),
+    "recover": ("netgen.cli.deploy", "Finish what an interrupted `netgen deploy` left on the devices."),
+    "render": ("netgen.cli.fabric", "Render device configs (SONiC config_db.json + frr.conf, EOS)."),
+    "rollout": ("netgen.cli.deploy", "Run the rollout playbook with ansible-runner, batch by batch."),
+    "schema": ("netgen.cli.fabric", "Print the JSON Schema of fabric files (or catalog files)."),
+    "show": ("netgen.cli.fabric", "Summarise FABRIC: devices, links, GPUs, oversubscription, buffers."),
+    "validate": ("netgen.cli.fabric", "Load, expand and check FABRIC; print the findings."),
+}
+cli.lazy.update(COMMANDS)
+
+__all__ = ["COMMANDS", "cli", "main"]
 
 
 def main() -> None:

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import importlib
 import json
 import sys
 import traceback
 from collections.abc import Callable, Iterator
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
@@ -19,8 +20,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from netgen import __version__
-from netgen.checks import DesignContext, Finding, Severity, load_and_check
-from netgen.intent import LoadedFabric, NetgenInputError
+
+if TYPE_CHECKING:  # the models and checks load with the command that needs them, not with `--help`
+    from netgen.checks import DesignContext, Finding
+    from netgen.intent import LoadedFabric, NetgenInputError
 
 EXIT_OK, EXIT_DESIGN, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -46,6 +49,8 @@ def input_failure(exc: NetgenInputError, as_json: bool) -> int:
 
 
 def load(path: str) -> tuple[LoadedFabric, DesignContext, list[Finding]]:
+    from netgen.checks import load_and_check  # noqa: PLC0415
+
     spinner = err.status("expanding fabric and running design checks", spinner="dots") if err.is_terminal else None
     if spinner:
         spinner.start()
@@ -59,6 +64,8 @@ def load(path: str) -> tuple[LoadedFabric, DesignContext, list[Finding]]:
 
 def print_findings(findings: list[Finding]) -> None:
     # One finding per line (plus its fix): readable at any width and easy to grep in CI logs.
+    from netgen.checks import Severity  # noqa: PLC0415
+
     for f in findings:
         style = "bold red" if f.severity is Severity.ERROR else "bold yellow"
         out.print(f"[{style}]{f.severity.value}[/] {f.code} {escape(f.subject)}: {escape(f.message)}")
@@ -66,12 +73,39 @@ def print_findings(findings: list[Finding]) -> None:
 
 
 def counts(findings: list[Finding]) -> tuple[int, int]:
+    from netgen.checks import Severity  # noqa: PLC0415
+
     errors = sum(1 for f in findings if f.severity is Severity.ERROR)
     return errors, len(findings) - errors
 
 
 class NetgenGroup(click.Group):
-    """Turns every failure into an exit code and a one-line message; tracebacks only with --debug."""
+    """Turns every failure into an exit code and a one-line message; tracebacks only with --debug.
+
+    Commands load lazily: `lazy` maps a command name to the module that registers it and its one-line
+    help, so `netgen --help` and each command import only what they use (the deploy stack alone is
+    most of a second)."""
+
+    lazy: dict[str, tuple[str, str]]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(self.lazy))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in self.lazy:
+            importlib.import_module(self.lazy[cmd_name][0])  # its module registers it on this group
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, self.lazy[name][1] if name in self.lazy else self.commands[name].get_short_help_str())
+                for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -169,6 +203,8 @@ def fail(message: str, as_json: bool, code: int = EXIT_INPUT) -> NoReturn:
 def load_checked(fabric: str, as_json: bool, refusal: str) -> tuple[LoadedFabric, DesignContext]:
     """Load and check FABRIC for a command that must not run on a fabric with design errors:
     input errors exit 2, design errors are printed and exit 1 with `refusal` said."""
+    from netgen.intent import NetgenInputError  # noqa: PLC0415
+
     try:
         loaded, ctx, findings = load(fabric)
     except NetgenInputError as exc:
