@@ -31,7 +31,7 @@ from netgen.cli.common import (
     progress,
     require_devices,
 )
-from netgen.intent import NetgenInputError
+from netgen.intent import NetgenInputError, load_fabric
 from netgen.intent.schema import catalog_schema, fabric_schema
 from netgen.platforms.base import RenderError, RenderInputError
 from netgen.platforms.render import OutputDirError, render_fabric
@@ -343,9 +343,18 @@ def _print_headroom(entry: dict[str, Any]) -> None:
               help="Which file format to describe.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True, path_type=Path),
               help="Write to this file instead of stdout.")
-def schema(kind: str, output: Path | None) -> None:
-    """Print the JSON Schema of fabric files (or catalog files) for editors and CI linters."""
-    document = fabric_schema() if kind == "fabric" else catalog_schema()
+@click.argument("fabric", required=False, type=click.Path(dir_okay=True, file_okay=True, path_type=str))
+def schema(kind: str, output: Path | None, fabric: str | None) -> None:
+    """Print the JSON Schema of fabric files (or catalog files) for editors and CI linters.
+
+    Model names are an enum of the built-in catalog's; given FABRIC, of its own catalog too."""
+    models = None
+    if fabric is not None:
+        try:
+            models = list(load_fabric(fabric).catalog.models)
+        except NetgenInputError as exc:
+            sys.exit(input_failure(exc, False))
+    document = fabric_schema(models) if kind == "fabric" else catalog_schema()
     text = json.dumps(document, indent=2) + "\n"
     if output is None:
         click.echo(text, nl=False)

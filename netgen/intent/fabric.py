@@ -150,14 +150,15 @@ class Zone(IntentModel):
     hosts_per_rack: int = Field(default=2, ge=1, le=64, description="Training hosts per rack. [Meta: 2]")
     nics_per_host: int = Field(default=8, ge=1, le=32, description="Backend NICs per host. [Meta: 8, one/GPU]")
     gpus_per_host: int = Field(default=8, ge=1, le=64, description="GPUs per host. [Meta: 8 x H100]")
-    nic_speed: Speed = Field(default=400, description="Backend NIC speed. [Meta: 400G]")
+    nic_speed: Speed = Field(default="400G", validate_default=True, description="Backend NIC speed. [Meta: 400G]")
     rtsw_model: SafeName = Field(description="Catalog model of the rack switches.")
     ctsw_model: SafeName = Field(description="Catalog model of the zone's spine switches.")
     ctsw_count: int = Field(ge=1, le=256, description="CTSW spines in the zone.")
     links_per_rtsw_ctsw: int = Field(
         default=1, ge=1, le=64, description="Parallel links between one RTSW and one CTSW."
     )
-    fabric_link_speed: Speed = Field(default=400, description="RTSW-CTSW link speed. [Meta: 400G]")
+    fabric_link_speed: Speed = Field(default="400G", validate_default=True,
+                                     description="RTSW-CTSW link speed. [Meta: 400G]")
     cable_length_m: ZoneCables = Field(default_factory=ZoneCables, description="Cable lengths per tier.")
     rtsw_oversubscription: RatioStr | None = Field(
         default=None,
@@ -180,7 +181,7 @@ class Aggregation(IntentModel):
     uplinks_per_ctsw: int = Field(
         ge=1, le=512, description="Uplinks from every CTSW; uplink k lands on ATSW (k mod atsw_count)."
     )
-    link_speed: Speed = Field(default=400, description="CTSW-ATSW link speed. [Meta: 400G]")
+    link_speed: Speed = Field(default="400G", validate_default=True, description="CTSW-ATSW link speed. [Meta: 400G]")
     cable_length_m: int = Field(default=500, ge=0, le=10_000, description="CTSW to ATSW cable. [netgen]")
     expected_oversubscription: RatioStr | None = Field(
         default=None,
@@ -256,8 +257,10 @@ class EcnPolicy(IntentModel):
         default=False,
         description="Mark ECN on the lossless queue. [Meta: DCQCN off at 400G, PFC only]",
     )
-    min_threshold: ByteSize = Field(default=150_000, description="Start marking. [industry: Cumulus 150KB]")
-    max_threshold: ByteSize = Field(default=1_500_000, description="Mark at max probability. [Cumulus 1.5MB]")
+    min_threshold: ByteSize = Field(default="150KB", validate_default=True,
+                                    description="Start marking. [industry: Cumulus 150KB]")
+    max_threshold: ByteSize = Field(default="1.5MB", validate_default=True,
+                                    description="Mark at max probability. [Cumulus 1.5MB]")
     max_mark_probability: int = Field(
         default=5, ge=1, le=100, description="Marking probability at max_threshold (%). [industry: SONiC 5]"
     )

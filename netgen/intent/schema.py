@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from netgen.intent.catalog import Catalog
 from netgen.intent.fabric import Fabric
+from netgen.intent.loader import load_catalog
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
-def fabric_schema() -> dict[str, Any]:
+# Fields naming a catalog model: an enum, so an editor completes them and a linter catches a typo.
+MODEL_FIELDS = (("Zone", "rtsw_model"), ("Zone", "ctsw_model"), ("Aggregation", "atsw_model"))
+
+
+def fabric_schema(models: Iterable[str] | None = None) -> dict[str, Any]:
+    """`models`: the model names a fabric may use (default: the built-in catalog's; `netgen schema
+    FABRIC` adds the fabric's own catalog)."""
     schema = Fabric.model_json_schema(mode="validation")
     schema["$schema"] = SCHEMA_DIALECT
     schema["title"] = "netgen fabric file"
+    names = sorted(models if models is not None else load_catalog().models)
+    for definition, field in MODEL_FIELDS:
+        schema["$defs"][definition]["properties"][field]["enum"] = names
     return schema
 
 

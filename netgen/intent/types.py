@@ -78,6 +78,8 @@ def parse_speed(value: Any) -> int:
         raise ValueError("expected a speed such as '400G'")
     if isinstance(value, int):
         gbps = value
+    elif isinstance(value, float) and value.is_integer():  # 400.0: an integer to JSON Schema too
+        gbps = int(value)
     elif isinstance(value, str) and (m := _SPEED_RE.match(value)):
         digits = m.group(1).lstrip("0") or "0"
         gbps = int(digits) if len(digits) <= 5 else -1  # -1: far too many digits to be a speed
@@ -94,7 +96,10 @@ Speed = Annotated[
     int,
     BeforeValidator(parse_speed),
     PlainSerializer(lambda v: f"{v}G", return_type=str),
-    WithJsonSchema({"type": "string", "pattern": r"^[0-9]+G$", "examples": ["400G"]}),
+    # exactly what parse_speed takes: a listed speed as text ('400G', ' 0400 g ') or as a number of Gb/s
+    WithJsonSchema({"anyOf": [
+        {"type": "string", "pattern": rf"^\s*0*({'|'.join(str(s) for s in VALID_SPEEDS_GBPS)})\s*[Gg]\s*$"},
+        {"type": "integer", "enum": list(VALID_SPEEDS_GBPS)}], "examples": ["400G"]}),
 ]
 
 
@@ -151,7 +156,8 @@ ByteSize = Annotated[
     WithJsonSchema(
         {
             "type": "string",
-            "pattern": r"^[0-9]+(\.[0-9]+)?\s*(B|KB|KiB|MB|MiB|GB|GiB)$",
+            # parse_bytes' form (its upper bound, 1024GiB, is checked by netgen only)
+            "pattern": rf"^\s*[0-9]+(\.[0-9]{{1,{_MAX_BYTE_DECIMALS}}})?\s*(B|KB|KiB|MB|MiB|GB|GiB)\s*$",
             "examples": ["150KB", "1.5MiB"],
         }
     ),
@@ -197,6 +203,9 @@ _RATIO_FORM = (f"a ratio 'UP:DOWN' of positive numbers, each at most {MAX_RATIO_
                f" {_MAX_RATIO_DECIMALS} decimals, e.g. '1:7' or '1:1'")
 
 
+_SIDE = rf"[0-9]+(\.[0-9]{{1,{_MAX_RATIO_DECIMALS}}})?"  # one side of a ratio, as the JSON Schema says it
+
+
 def _ratio_side(text: str) -> float:
     whole, _, fraction = text.partition(".")
     if len(fraction) > _MAX_RATIO_DECIMALS:
@@ -222,5 +231,6 @@ RatioStr = Annotated[
     Ratio,
     BeforeValidator(parse_ratio),
     PlainSerializer(str, return_type=str),
-    WithJsonSchema({"type": "string", "pattern": r"^[0-9.]+:[0-9.]+$", "examples": ["1:7", "1:1"]}),
+    # parse_ratio's form (each side > 0 and <= 1,000,000 is checked by netgen only)
+    WithJsonSchema({"type": "string", "pattern": rf"^\s*{_SIDE}\s*:\s*{_SIDE}\s*$", "examples": ["1:7", "1:1"]}),
 ]
