@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from netgen.deploy.inventory import NETMIKO_PLATFORMS, DeployFile, RolloutPolicy, device_access
+from netgen.deploy.inventory import ANSIBLE_NETWORK_OS, NETMIKO_PLATFORMS, DeployFile, RolloutPolicy, device_access
 from netgen.deploy.rollout import plan_batches
 from netgen.topology.model import Topology
 
@@ -39,6 +39,8 @@ def ansible_inventory(topology: Topology, deploy: DeployFile, names: list[str],
                 "netgen_model": device.model, "netgen_asn": device.asn,
                 "netgen_batch": batch.index, "netgen_batch_label": batch.label,
             }
+            if device.nos in ANSIBLE_NETWORK_OS:
+                hostvars[name]["ansible_network_os"] = ANSIBLE_NETWORK_OS[device.nos]
             for group in (f"tier_{device.role.value}",
                           f"zone_{device.zone}" if device.zone is not None else "atsw_layer",
                           f"nos_{device.nos}"):

@@ -42,6 +42,12 @@ USERNAME_ENV, PASSWORD_ENV, KEY_ENV = "NETGEN_USERNAME", "NETGEN_PASSWORD", "NET
 # netmiko device types per NOS: EOS's own driver; community SONiC logs in to bash, which netmiko's
 # `linux` driver handles (sonic.md section 7: there is no plain `sonic` device type).
 NETMIKO_PLATFORMS = {"eos": "arista_eos", "sonic": "linux"}
+# The Ansible network OS per NOS, for other playbooks over the generated inventory: EOS is
+# `arista.eos.eos` (the arista.eos collection's documented value, with ansible.netcommon.network_cli).
+# Community SONiC has none: to Ansible it is a Debian host (ssh, `become` for `config`);
+# dellemc.enterprise_sonic targets Dell's Enterprise SONiC, whose CLI and REST API differ. No
+# `ansible_connection` is set: a host variable would override netgen_deploy's `connection: local`.
+ANSIBLE_NETWORK_OS = {"eos": "arista.eos.eos"}
 
 HostName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9.:-]{0,252}$")]
 HostPattern = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9.:{}_-]{1,200}$")]

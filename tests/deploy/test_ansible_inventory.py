@@ -35,6 +35,13 @@ def test_inventory_groups_hostvars_and_rollout_order():
     host = inventory["_meta"]["hostvars"]["z01-rtsw001"]
     assert host["ansible_host"] == "192.0.2.11" and host["netgen_batch_label"] == "canary rtsw"
     assert not any("pass" in key or "secret" in key for h in inventory["_meta"]["hostvars"].values() for key in h)
+    # other playbooks reach EOS with the arista.eos collection; SONiC is a Linux host to Ansible
+    network_os = {n: h.get("ansible_network_os") for n, h in inventory["_meta"]["hostvars"].items()}
+    assert {n for n, os in network_os.items() if os == "arista.eos.eos"} == {
+        n for n, d in topology.devices.items() if d.nos == "eos"}
+    assert {n for n, os in network_os.items() if os is None} == {n for n, d in topology.devices.items()
+                                                                  if d.nos == "sonic"}
+    assert not any("ansible_connection" in h for h in inventory["_meta"]["hostvars"].values())
     one = json.loads(run_cli("ansible-inventory", str(SMALL), "--host", "atsw02").stdout)
     assert one["netgen_role"] == "atsw" and one["netgen_batch"] == len(batches)
 
