@@ -165,6 +165,24 @@ def _masked(table: str, field: str, value: Any) -> Any:
     return value
 
 
+def masked_patch(running: Mapping[str, Any], target: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """`json_patch` for a report: values of secret fields masked, and rows of tables keyed by a
+    secret named by table only (their path would be the secret)."""
+    ops = []
+    for raw in json_patch(running, target):
+        table, *rest = _unpointer(raw["path"])
+        op = dict(raw)
+        if table in SECRET_KEY_TABLES:  # its keys are the secret: the table is all a report shows
+            op = {"op": raw["op"], "path": f"/{table}" + ("/***" if rest else ""),
+                  **({"value": "***"} if "value" in raw else {})}
+        elif "value" in raw and rest:
+            op["value"] = _masked(table, rest[1] if len(rest) > 1 else "", raw["value"])
+        elif "value" in raw:  # a whole table
+            op["value"] = {key: _masked(table, "", row) for key, row in raw["value"].items()}
+        ops.append(op)
+    return ops
+
+
 def mask_row(table: str, key: str) -> str:
     """`TABLE|key` for a report, the key masked where it is a secret."""
     return f"{table}|{'***' if table in SECRET_KEY_TABLES else key}"

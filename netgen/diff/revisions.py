@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from netgen.diff.config_db import FieldChange, semantic_diff
+from netgen.diff.config_db import FieldChange, masked_patch, semantic_diff
+from netgen.diff.grouping import DEVICE, ChangeGroup, describe, device_ranges, group_changes, natural_key
 from netgen.intent import NetgenInputError, load_fabric
 from netgen.intent.secrets import redact
 from netgen.platforms.custom import PROVENANCE_FILE
@@ -327,10 +328,11 @@ class DeviceDiff:
     added: int = 0
     removed: int = 0
     risks: set[str] = field(default_factory=set)
+    patches: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # CONFIG_DB file -> RFC 6902 ops
 
     def as_dict(self) -> dict[str, Any]:
         return {"device": self.device, "kind": self.kind, "added": self.added, "removed": self.removed,
-                "risks": sorted(self.risks), "files": self.files}
+                "risks": sorted(self.risks), "files": self.files, "patches": self.patches}
 
 
 def _unified(name: str, old: str, new: str) -> list[str]:
@@ -383,8 +385,10 @@ def diff_device(device: str, old: dict[str, str] | None, new: dict[str, str] | N
         old_db = _config_db(before) if name.endswith(".json") else None
         new_db = _config_db(after) if old_db is not None else None
         if old_db is not None and new_db is not None:
-            changes = semantic_diff(old_db, new_db)
+            # ports and keys in natural order (Ethernet44 before Ethernet448)
+            changes = sorted(semantic_diff(old_db, new_db), key=lambda c: (c.table, natural_key(c.key), c.field))
             lines = [_marked(c, c.render(), origin) for c in changes]
+            result.patches[name] = masked_patch(old_db, new_db)
             result.added += sum(1 for c in changes if c.kind != "remove")
             result.removed += sum(1 for c in changes if c.kind != "add")
             if any(c.table in QOS_TABLES for c in changes):
@@ -411,10 +415,17 @@ class RevisionDiff:
     fabric: str
     devices: list[DeviceDiff]
     roles: dict[str, str]  # device -> tier
+    zones: dict[str, int | None] = field(default_factory=dict)  # device -> zone (None: the ATSW layer)
 
     @property
     def changed(self) -> bool:
         return bool(self.devices)
+
+    def groups(self) -> list[ChangeGroup]:
+        return group_changes(self.devices)
+
+    def label(self, group: ChangeGroup) -> str:
+        return describe(group, self.roles, self.zones)
 
     def per_tier(self) -> dict[str, dict[str, int]]:
         tiers: dict[str, dict[str, int]] = {}
@@ -440,28 +451,32 @@ class RevisionDiff:
 
     def as_dict(self) -> dict[str, Any]:
         return {"base": self.base, "head": self.head, "fabric": self.fabric, "changed": self.changed,
-                "summary": self.per_tier(), "risks": self.risks(), "devices": [d.as_dict() for d in self.devices]}
+                "summary": self.per_tier(), "risks": self.risks(),
+                "groups": [{"devices": g.devices, "label": self.label(g), "kind": g.kind, "added": g.added,
+                            "removed": g.removed, "files": g.files} for g in self.groups()],
+                "devices": [d.as_dict() for d in self.devices]}
 
 
-def tiers_of(root: Path, fabric: str) -> dict[str, str]:
-    """Device -> tier, by loading the revision's fabric with this netgen (best effort: a fabric this
-    version cannot read gives no tiers, and its devices count as "unknown")."""
+def placement_of(root: Path, fabric: str) -> tuple[dict[str, str], dict[str, int | None]]:
+    """Device -> tier and device -> zone, by loading the revision's fabric with this netgen (best
+    effort: a fabric this version cannot read gives none, and its devices count as "unknown")."""
     try:
         loaded = load_fabric(root / fabric)
         topology = expand(loaded.fabric, loaded.catalog)
     except NetgenInputError:
-        return {}
-    return {name: device.role.value for name, device in topology.devices.items()}
+        return {}, {}
+    devices = topology.devices
+    return {n: d.role.value for n, d in devices.items()}, {n: d.zone for n, d in devices.items()}
 
 
 def compare(base: RenderedTree, head: RenderedTree, base_name: str, head_name: str, fabric: str,
-            roles: dict[str, str] | None = None) -> RevisionDiff:
+            roles: dict[str, str] | None = None, zones: dict[str, int | None] | None = None) -> RevisionDiff:
     devices = []
-    for name in sorted(base.keys() | head.keys()):
+    for name in sorted(base.keys() | head.keys(), key=natural_key):
         diff = diff_device(name, base.get(name), head.get(name))
         if diff is not None:
             devices.append(diff)
-    return RevisionDiff(base_name, head_name, fabric, devices, roles or {})
+    return RevisionDiff(base_name, head_name, fabric, devices, roles or {}, zones or {})
 
 
 def diff_revisions(repo: Path, fabric: str, base: str, head: str | None) -> RevisionDiff:
@@ -472,7 +487,7 @@ def diff_revisions(repo: Path, fabric: str, base: str, head: str | None) -> Revi
         base_root.mkdir()
         base_id = export_revision(repo, base, base_root)
         old = render_tree(base_root, fabric, work / "base-out")
-        roles = tiers_of(base_root, fabric)
+        roles, zones = placement_of(base_root, fabric)
         if head is None:
             head_root, head_id = repo, "working tree"
         else:
@@ -480,25 +495,36 @@ def diff_revisions(repo: Path, fabric: str, base: str, head: str | None) -> Revi
             head_root.mkdir()
             head_id = export_revision(repo, head, head_root)
         new = render_tree(head_root, fabric, work / "head-out")
-        roles |= tiers_of(head_root, fabric)
+        head_roles, head_zones = placement_of(head_root, fabric)
     return compare(old, new, f"{base} ({base_id[:12]})",
-                   head_id if head is None else f"{head} ({head_id[:12]})", fabric, roles)
+                   head_id if head is None else f"{head} ({head_id[:12]})", fabric, roles | head_roles,
+                   zones | head_zones)
 
 
 # --- output ---------------------------------------------------------------------------------------
 
 
+def _each(group: ChangeGroup) -> str:
+    return f"+{group.added} -{group.removed}" + (" each" if len(group.devices) > 1 else "")
+
+
 def as_text(diff: RevisionDiff, max_lines: int = 400) -> str:
+    """Summary per tier and risks first, then each distinct change once with the devices it reaches
+    (file names show the device as {device} where a group has several)."""
     if not diff.changed:
         return f"no changes: {diff.fabric} renders identically at {diff.base} and {diff.head}\n"
-    out = [f"{diff.fabric}: {diff.base} -> {diff.head}: {len(diff.devices)} device(s) change"]
+    groups = diff.groups()
+    out = [f"{diff.fabric}: {diff.base} -> {diff.head}: {len(diff.devices)} device(s) change"
+           f" ({len(groups)} distinct change(s))"]
     out += [f"  {tier}: {row['devices']} device(s), +{row['added']} -{row['removed']}"
             for tier, row in diff.per_tier().items()]
     out += [f"RISK: {flag}" for flag in diff.risks()]
-    for device in diff.devices:
-        out.append(f"=== {device.device} ({device.kind}, +{device.added} -{device.removed})")
-        for name, lines in device.files.items():
-            out.append(f"--- {name}")
+    for group in groups:
+        label = diff.label(group)
+        names = "" if len(group.devices) == 1 else f": {device_ranges(group.devices)}"
+        out.append(f"=== {label} ({group.kind}, {_each(group)}){names}")
+        for name, lines in group.files.items():
+            out.append(f"--- {name if len(group.devices) > 1 else name.replace(DEVICE, group.devices[0])}")
             out += lines[:max_lines]
             if len(lines) > max_lines:
                 out.append(f"... {len(lines) - max_lines} more lines")
@@ -509,11 +535,12 @@ GITHUB_COMMENT_LIMIT = 65536
 
 
 def as_markdown(diff: RevisionDiff, max_lines: int = 150, budget: int = 60000) -> str:
-    """A pull-request comment: summary table, risk flags, then one collapsible diff per device,
-    truncated so the whole comment stays under GitHub's size limit."""
+    """A pull-request comment: summary table, risk flags, then each distinct change once, folded,
+    with the devices it reaches; truncated so the comment stays under GitHub's size limit."""
     if not diff.changed:
         return f"### netgen: no config changes\n`{diff.fabric}` renders identically at {diff.base} and {diff.head}.\n"
-    head = [f"### netgen: {len(diff.devices)} device(s) change", "",
+    groups = diff.groups()
+    head = [f"### netgen: {len(diff.devices)} device(s) change ({len(groups)} distinct change(s))", "",
             f"`{diff.fabric}`: {diff.base} → {diff.head}", "",
             "| tier | devices changed | lines/fields added | removed |", "|---|---:|---:|---:|"]
     head += [f"| {tier} | {row['devices']} | {row['added']} | {row['removed']} |"
@@ -521,19 +548,20 @@ def as_markdown(diff: RevisionDiff, max_lines: int = 150, budget: int = 60000) -
     head.append("")
     head += [f"> **Risk:** {flag}" for flag in diff.risks()] + ([""] if diff.risks() else [])
     text = "\n".join(head)
-    for shown, device in enumerate(diff.devices):
-        body = []
-        for name, lines in device.files.items():
+    for shown, group in enumerate(groups):
+        body = [f"Devices: {device_ranges(group.devices)}", ""] if len(group.devices) > 1 else []
+        for name, lines in group.files.items():
             fence = "diff" if not name.endswith(".json") else "text"
             kept = lines[:max_lines]
             extra = len(lines) - max_lines
             more = [f"... {extra} more lines (run `netgen diff` locally)"] if extra > 0 else []
-            body += [f"`{name}`", "", f"```{fence}", *kept, *more, "```", ""]
-        block = (f"<details><summary>{device.device}: {device.kind}, +{device.added} -{device.removed}</summary>\n\n"
+            shown_name = name if len(group.devices) > 1 else name.replace(DEVICE, group.devices[0])
+            body += [f"`{shown_name}`", "", f"```{fence}", *kept, *more, "```", ""]
+        block = (f"<details><summary>{diff.label(group)}: {group.kind}, {_each(group)}</summary>\n\n"
                  + "\n".join(body) + "\n</details>\n")
         if len(text) + len(block) > budget:
-            left = len(diff.devices) - shown
-            text += f"\n… {left} more device(s) not shown (comment size limit); run `netgen diff` locally.\n"
+            left = len(groups) - shown
+            text += f"\n… {left} more change(s) not shown (comment size limit); run `netgen diff` locally.\n"
             break
         text += block
     return text

@@ -148,7 +148,37 @@ def test_markdown_is_a_pull_request_comment(repo):
     assert result.exit_code == 0
     assert text.startswith("### netgen: 18 device(s) change")
     assert "| tier | devices changed |" in text and "> **Risk:** PFC, queue or buffer" in text
-    assert text.count("<details>") == 18 and len(text) < 65536
+    # one folded block per distinct change: the SONiC RTSWs' DSCP_TO_TC_MAP, every EOS switch's `qos map`
+    assert text.count("<details>") == 2 and len(text) < 65536
+    assert "<details><summary>14 devices (8 ctsw in zones 1-2, 4 rtsw in zone 2, 2 atsw): changed" in text
+
+
+def test_a_two_line_qos_change_reads_in_one_screen(repo):
+    """Issue 15: DWRR weights 50/50 -> 60/40 touch all 18 switches; the diff shows each distinct
+    change once with the devices it reaches: under 80 lines in text and in markdown."""
+    def change(data):
+        data["qos"]["lossless"]["weight"] = 60
+        data["qos"]["classes"][0]["weight"] = 40
+
+    commit_change(repo, "weights", change)
+    text = run_cli("diff", FABRIC, "--repo", str(repo), "--base", "base", "--head", "weights").stdout
+    markdown = run_cli("diff", FABRIC, "--repo", str(repo), "--base", "base", "--head", "weights",
+                       "--format", "markdown").stdout
+    assert len(text.splitlines()) < 80 and len(markdown.splitlines()) < 80, (len(text.splitlines()),
+                                                                             len(markdown.splitlines()))
+    headers = [line for line in text.splitlines() if line.startswith("=== ")]
+    assert headers == [
+        "=== 10 devices (8 ctsw in zones 1-2, 2 atsw) (changed, +2 -2 each): atsw01..atsw02,"
+        " z01-ctsw01..z01-ctsw04, z02-ctsw01..z02-ctsw04",
+        "=== 4 devices (4 rtsw in zone 1) (changed, +2 -2 each): z01-rtsw001..z01-rtsw004",
+        "=== 4 devices (4 rtsw in zone 2) (changed, +2 -2 each): z02-rtsw001..z02-rtsw004"]
+    assert "~ SCHEDULER|scheduler.best-effort.weight: 50 -> 40\n~ SCHEDULER|scheduler.roce.weight: 50 -> 60" in text
+    assert text.count("-      bandwidth percent 50") == 4  # two queues, two EOS groups: each shown once
+    _, report = netgen_diff(repo, "--base", "base", "--head", "weights")
+    assert [len(g["devices"]) for g in report["groups"]] == [10, 4, 4]
+    patch = next(d for d in report["devices"] if d["device"] == "z01-rtsw001")["patches"]["config_db.json"]
+    assert patch == [{"op": "replace", "path": "/SCHEDULER/scheduler.best-effort/weight", "value": "40"},
+                     {"op": "replace", "path": "/SCHEDULER/scheduler.roce/weight", "value": "60"}]
 
 
 def test_bad_revision_is_exit_2(repo):
