@@ -45,13 +45,17 @@ def _netgen(venv: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[st
 
 
 def test_the_installed_package_is_the_wheel_with_its_data(venv, tmp_path):
-    code = ("import netgen, netgen.resources as r, netgen.deploy.ansible_rollout as a; "
-            "print(netgen.__file__); print(r.TEMPLATES); print(a.DEFAULT_PLAYBOOK.is_file())")
+    code = ("import netgen, netgen.resources as r, netgen.deploy.ansible_rollout as a, importlib.metadata as m; "
+            "print(netgen.__file__); print(r.TEMPLATES); print(a.DEFAULT_PLAYBOOK.is_file()); "
+            "print([e.value for e in m.entry_points(group='nornir.plugins.inventory') if e.name == 'NetgenInventory'])")
     done = subprocess.run([str(venv / "bin" / "python"), "-c", code], capture_output=True, text=True, cwd=tmp_path,
                           check=True)
-    package, templates, playbook = done.stdout.split()
+    package, templates, playbook, plugin = done.stdout.split("\n")[:4]
     assert package.startswith(str(venv)) and templates.startswith(str(venv))  # not the checkout's
     assert (Path(templates) / "eos" / "device.cfg.j2").is_file() and playbook == "True"
+    assert plugin == "['netgen.deploy.nornir_plugin:NetgenInventory']"  # the Nornir plugin's entry point ...
+    (entry_points,) = venv.glob("lib/python*/site-packages/netgen-*.dist-info/entry_points.txt")
+    assert "NetgenInventory = netgen.deploy.nornir_plugin:NetgenInventory" in entry_points.read_text()  # ... its own
 
 
 def test_validate_and_render_outside_the_checkout_match_the_checkouts_render(venv, tmp_path):
