@@ -17,6 +17,7 @@ from netgen.cli.common import cli
 
 # command -> (the module that registers it, the one-line help `netgen --help` shows)
 COMMANDS = {
+    "ansible-collection": ("netgen.cli.deploy", "Build the netgen.fabric Ansible collection tarball."),
     "ansible-inventory": ("netgen.cli.deploy", "Print the Ansible inventory (JSON) generated from the fabric."),
     "check": ("netgen.cli.deploy", "Run the device checks read-only (model, BGP, PFC, ECMP)."),
     "deploy": ("netgen.cli.deploy", "Push the rendered configs: pre-checks, diff, commit-confirm, post-checks."),

@@ -468,3 +468,23 @@ def ansible_inventory_command(fabric: str, limit: str | None, list_all: bool, on
         document = inventory
     click.echo(json.dumps(document, indent=2))
     sys.exit(EXIT_OK)
+
+
+@cli.command(name="ansible-collection")
+@click.option("-o", "--output", "output", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              show_default=True, help="Directory for the collection tarball.")
+@json_option
+def ansible_collection_command(output: Path, as_json: bool) -> None:
+    """Build the netgen.fabric Ansible collection (module, role, rollout playbook, inventory plugin)
+    with ansible-galaxy, and print the tarball's path."""
+    from netgen.deploy.collection import CollectionError, build_collection  # noqa: PLC0415
+
+    try:
+        tarball = build_collection(output)
+    except (CollectionError, OSError) as exc:
+        fail(str(exc), as_json)
+    if as_json:
+        emit_json({"ok": True, "exit_code": EXIT_OK, "collection": str(tarball)})
+    else:
+        out.print(f"built {escape(str(tarball))}: ansible-galaxy collection install {escape(str(tarball))}")
+    sys.exit(EXIT_OK)

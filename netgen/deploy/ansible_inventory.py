@@ -74,6 +74,22 @@ def yaml_inventory(script_inventory: Mapping[str, Any]) -> dict[str, Any]:
     return {"all": {"hosts": {name: hostvars[name] for name in order}, "children": children}}
 
 
+def fabric_inventory(fabric: str | Path, limit: str | None = None) -> tuple[Path, dict[str, Any]]:
+    """The fabric file and its inventory-script JSON, for the Ansible inventory plugin (the
+    collection's netgen.fabric.netgen) and `netgen ansible-inventory`. Raises NetgenInputError
+    (the fabric or deploy.yaml) or TargetError (design errors, a --limit that matches nothing)."""
+    from netgen.deploy.inventory import load_deploy  # noqa: PLC0415
+    from netgen.deploy.pipeline import select  # noqa: PLC0415
+    from netgen.deploy.target import TargetError, load_context  # noqa: PLC0415  (target imports this module's users)
+
+    loaded, ctx = load_context(fabric)
+    deploy = load_deploy(loaded.source.parent)
+    names = select(list(ctx.topology.devices), ctx.topology.devices, limit)
+    if not names:
+        raise TargetError(f"limit {limit!r} matches no device")
+    return loaded.source, ansible_inventory(ctx.topology, deploy, names)
+
+
 def playbook_vars(fabric_file: Path, script_inventory: Mapping[str, Any]) -> dict[str, Any]:
     """The extra vars roles/rollout.yml needs (`-e @file`): the fabric and the batch sizes, which
     Ansible will not template into `serial` from inventory variables."""
