@@ -255,7 +255,13 @@ def _anchor_secret_files(fabric: Fabric, base: Path) -> Fabric:
     aaa = services.aaa
     if aaa is not None and aaa.tacacs is not None:
         aaa = aaa.model_copy(update={"tacacs": aaa.tacacs.model_copy(update={"key": anchored(aaa.tacacs.key)})})
-    return fabric.model_copy(update={"services": services.model_copy(update={"users": users, "aaa": aaa})})
+    snmp = services.snmp
+    if snmp is not None:
+        snmp = snmp.model_copy(update={"users": [
+            u.model_copy(update={"auth_key": anchored(u.auth_key), "priv_key": anchored(u.priv_key)})
+            for u in snmp.users]})
+    return fabric.model_copy(update={"services": services.model_copy(
+        update={"users": users, "aaa": aaa, "snmp": snmp})})
 
 
 def cross_check(fabric: Fabric, catalog: Catalog, display: str, marks: Marks) -> list[InputProblem]:

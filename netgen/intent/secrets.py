@@ -117,19 +117,22 @@ def _decrypt_vault(field: str, name: str, data: bytes) -> bytes:
 
 
 # Secrets a switch must hold in a reversible form (a TACACS+ key: the switch encrypts with it) are
-# not rendered: a config carries `<netgen-secret:PATH>` (PATH: the secret's fabric-file path) and the
+# not rendered: a config carries `<netgen-secret/PATH>` (PATH: the secret's fabric-file path) and the
 # deploy puts the value in on the way to the switch, so rendered files, diffs and CI artifacts never
 # hold one.
-PLACEHOLDER = re.compile(r"<netgen-secret:([A-Za-z0-9_.\[\]]{1,200})>")
+PLACEHOLDER = re.compile(r"<netgen-secret/([A-Za-z0-9_.\[\]]{1,200})>")
 # What a shared key may hold: the intersection of what each NOS takes in one line. SONiC's YANG
-# refuses space, '#' and ',' in a passkey (sonic-system-tacacs.yang); on the EOS CLI '?' asks for
-# help, '|' pipes, '!' starts a comment and quotes are parsed; '<' and '>' would read as a placeholder.
-SHARED_KEY = re.compile(r"^[A-Za-z0-9$%&()*+\-./:;=@\[\]^_{}~]{8,64}$")
+# refuses space, '#' and ',' in a TACACS+ passkey (sonic-system-tacacs.yang) and space, '@' and ':'
+# in an SNMP password (sonic-snmp.yang, 8+ characters for auth and priv); on the EOS CLI '?' asks
+# for help, '|' pipes, '!' starts a comment and quotes are parsed; '<' and '>' would read as a
+# placeholder. (The placeholder itself, `<netgen-secret/PATH>`, passes those YANG patterns.)
+SHARED_KEY = re.compile(r"^[A-Za-z0-9$%&()*+\-./;=\[\]^_{}~]{8,64}$")
+SHARED_KEY_TEXT = "8-64 characters of letters, digits and $%&()*+-./;=[]^_{}~"
 
 
 def placeholder(field: str) -> str:
     """What a rendered config holds where the secret at fabric-file path `field` goes."""
-    return f"<netgen-secret:{field}>"
+    return f"<netgen-secret/{field}>"
 
 
 def fill_placeholders(text: str, secrets: dict[str, SecretRef], where: str) -> str:
@@ -147,9 +150,9 @@ def fill_placeholders(text: str, secrets: dict[str, SecretRef], where: str) -> s
                                   " render again from the fabric file you deploy")
             secret = ref.resolve(field)
             if not SHARED_KEY.match(secret):
-                raise SecretError(f"{field}: {ref.describe()} must hold 8-64 characters of letters, digits and"
-                                  " $%&()*+-./:;=@[]^_{}~ (no space, '#', ',', '?', '|', '!', quotes or '<>'):"
-                                  " a switch would not take it in one config line")
+                raise SecretError(f"{field}: {ref.describe()} must hold {SHARED_KEY_TEXT} (no space, '#', ',',"
+                                  " '@', ':', '?', '|', '!', quotes or '<>'): a switch would not take it in one"
+                                  " config line")
             values[field] = secret
         return values[field]
 
@@ -164,7 +167,7 @@ def fill_files(files: Mapping[str, Mapping[str, str]], secrets: dict[str, Secret
             for device, texts in files.items()}
 
 
-MARK = "<netgen-secret:"
+MARK = "<netgen-secret/"
 
 
 # A secret after its keyword in CLI text: passwords, hashes and keys (with EOS's encoding type), SNMP
@@ -172,10 +175,16 @@ MARK = "<netgen-secret:"
 SECRET_WORDS = re.compile(r"\b(secret|password|key|community)(\s+(sha512|0|5|7|8a))?\s+\S+", re.IGNORECASE)
 
 
+# SNMPv3 passphrases (or the localized keys EOS shows instead) after `auth ALG` / `priv ALG`.
+SNMP_SECRET_WORDS = re.compile(r"\b(auth|priv)\s+(md5|sha|sha256|sha384|sha512|des|3des|aes|aes192|aes256)\s+\S+",
+                               re.IGNORECASE)
+
+
 def redact(text: str) -> str:
     """`text` with every secret after its keyword replaced by ***."""
-    return SECRET_WORDS.sub(lambda m: f"{m.group(1)} ***", text)
+    text = SECRET_WORDS.sub(lambda m: f"{m.group(1)} ***", text)
+    return SNMP_SECRET_WORDS.sub(lambda m: f"{m.group(1)} {m.group(2)} ***", text)
 
 
-__all__ = ["MARK", "PLACEHOLDER", "SECRET_WORDS", "SHARED_KEY", "SecretError", "SecretRef", "fill_files",
-           "fill_placeholders", "placeholder", "redact"]
+__all__ = ["MARK", "PLACEHOLDER", "SECRET_WORDS", "SHARED_KEY", "SNMP_SECRET_WORDS", "SecretError", "SecretRef",
+           "fill_files", "fill_placeholders", "placeholder", "redact"]

@@ -196,6 +196,36 @@ class Aaa(IntentModel):
         return self
 
 
+# SNMP user names: SONiC's key (sonic-snmp.yang SNMP_USER: 4-32 characters, no space, ':', '@', ',',
+# quote or backslash) within netgen's safe names.
+SnmpUserName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{3,31}$")]
+
+
+class SnmpUser(IntentModel):
+    """A read-only SNMPv3 user with authentication and privacy: SHA (SHA-1) and AES-128, the pair
+    both NOSes take (EOS `auth sha ... priv aes ...`, AVD eos/snmp-server.j2; SONiC SNMP_USER
+    `SHA` / `AES`). Its passphrases are by reference, like every secret: never rendered, filled by
+    the deploy (an SNMP agent needs them in a reversible form)."""
+
+    name: SnmpUserName = Field(description="The SNMPv3 user name (4-32 characters).")
+    auth_key: SecretRef = Field(description="Where its authentication passphrase (SHA) is; 8+ characters.")
+    priv_key: SecretRef = Field(description="Where its privacy passphrase (AES-128) is; 8+ characters.")
+
+
+class Snmp(IntentModel):
+    """SNMPv3 polling in the management VRF, read-only, authenticated and encrypted (no v1/v2c
+    communities: a community string is a password sent in clear)."""
+
+    users: list[SnmpUser] = Field(min_length=1, max_length=8, description="Read-only SNMPv3 users.")
+
+    @model_validator(mode="after")
+    def _unique(self) -> Snmp:
+        names = [user.name for user in self.users]
+        if len(set(names)) != len(names):
+            raise ValueError("users: a name is given twice")
+        return self
+
+
 # Sections an override may replace for some switches (management is per switch already: devices).
 OVERRIDABLE = ("ntp", "syslog", "dns", "lldp", "sflow", "telemetry", "banner")
 
@@ -275,6 +305,7 @@ class Services(IntentModel):
     telemetry: Telemetry | None = Field(default=None, description="Streaming telemetry (gNMI).")
     banner: Banner | None = Field(default=None, description="Login banner.")
     aaa: Aaa | None = Field(default=None, description="Login methods and TACACS+ servers.")
+    snmp: Snmp | None = Field(default=None, description="SNMPv3 polling (read-only users, passphrases by reference).")
     users: list[LocalUser] = Field(default_factory=list, max_length=32,
                                    description="Local accounts on the EOS switches (hashes by reference).")
     overrides: list[ServicesOverride] = Field(
@@ -283,7 +314,7 @@ class Services(IntentModel):
 
     @model_validator(mode="after")
     def _need_management(self) -> Services:
-        needs = [name for name in ("ntp", "syslog", "dns", "sflow", "telemetry", "aaa")
+        needs = [name for name in ("ntp", "syslog", "dns", "sflow", "telemetry", "aaa", "snmp")
                  if getattr(self, name) is not None or any(getattr(o, name, None) is not None for o in self.overrides)]
         names = [user.name for user in self.users]
         if len(set(names)) != len(names):
@@ -304,6 +335,9 @@ class Services(IntentModel):
         secrets: dict[str, SecretRef] = {}
         if self.aaa is not None and self.aaa.tacacs is not None:
             secrets["services.aaa.tacacs.key"] = self.aaa.tacacs.key
+        for index, user in enumerate(self.snmp.users if self.snmp else []):
+            secrets[f"services.snmp.users[{index}].auth_key"] = user.auth_key
+            secrets[f"services.snmp.users[{index}].priv_key"] = user.priv_key
         return secrets
 
 
@@ -325,6 +359,8 @@ __all__ = [
     "ServicesOverride",
     "Sflow",
     "SflowCollector",
+    "Snmp",
+    "SnmpUser",
     "Syslog",
     "SyslogServer",
     "Tacacs",

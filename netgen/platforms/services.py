@@ -51,6 +51,13 @@ class Aaa:
 
 
 @dataclass(frozen=True, slots=True)
+class SnmpUser:
+    name: str
+    auth_key: str  # placeholders deploy fills (intent/secrets.py), never the passphrases
+    priv_key: str
+
+
+@dataclass(frozen=True, slots=True)
 class ServicesPlan:
     vrf: str | None  # None: no management network declared
     address: str | None  # "a.b.c.d/len" on the management port
@@ -64,10 +71,11 @@ class ServicesPlan:
     gnmi_port: int | None
     banner: tuple[str, ...]  # login banner lines (empty: none)
     aaa: Aaa | None
+    snmp: tuple[SnmpUser, ...]  # read-only SNMPv3 users (empty: SNMP is the switch's own)
 
     @property
     def any(self) -> bool:
-        return any((self.vrf, self.lldp, self.sflow, self.gnmi_port, self.banner, self.aaa))
+        return any((self.vrf, self.lldp, self.sflow, self.gnmi_port, self.banner, self.aaa, self.snmp))
 
 
 def services_plan(ctx: DesignContext, device: Device) -> ServicesPlan:
@@ -89,6 +97,9 @@ def services_plan(ctx: DesignContext, device: Device) -> ServicesPlan:
         gnmi_port=telemetry.gnmi.port if telemetry else None,
         banner=tuple(banner.login.split("\n")) if banner else (),
         aaa=_aaa(ctx),
+        snmp=tuple(SnmpUser(u.name, placeholder(f"services.snmp.users[{i}].auth_key"),
+                            placeholder(f"services.snmp.users[{i}].priv_key"))
+                   for i, u in enumerate(ctx.fabric.services.snmp.users if ctx.fabric.services.snmp else [])),
     )
 
 
@@ -129,4 +140,5 @@ def local_users(ctx: DesignContext) -> tuple[LocalUser, ...]:
                  for i, u in enumerate(ctx.fabric.services.users))
 
 
-__all__ = ["Aaa", "Lldp", "LocalUser", "ServicesPlan", "Sflow", "Syslog", "Tacacs", "local_users", "services_plan"]
+__all__ = ["Aaa", "Lldp", "LocalUser", "ServicesPlan", "Sflow", "SnmpUser", "Syslog", "Tacacs", "local_users",
+           "services_plan"]

@@ -82,7 +82,13 @@ def effective_settings(fabric: Fabric, device: Device) -> EffectiveSettings:
         shown = "not declared: the switch keeps its own (deploy.yaml ownership)" if value is None else _brief(value)
         add(Setting(section, shown, effective.sources[section]))
     if services.aaa is not None:  # fabric-wide only; the key is shown as its reference, never read
-        add(Setting("aaa", _brief(services.aaa), "services.aaa"))
+        aaa = services.aaa
+        tacacs = (f"; TACACS+ {', '.join(str(a) for a in aaa.tacacs.servers)} (timeout {aaa.tacacs.timeout_s} s,"
+                  f" key: {aaa.tacacs.key.describe()})") if aaa.tacacs else ""
+        add(Setting("aaa", f"login {', '.join(aaa.login)}{tacacs}", "services.aaa"))
+    if services.snmp is not None:
+        add(Setting("snmp", "SNMPv3 read-only (SHA, AES-128): " + ", ".join(u.name for u in services.snmp.users),
+                    "services.snmp"))
     blocks = list(fabric.custom_config)
     index = {id(block): number for number, block in enumerate(blocks)}
     role, zone = device.role.value, device.zone

@@ -57,11 +57,20 @@ class Site:
 def body(config: str) -> list[str]:
     """Config lines without comments and `end`; a TACACS+ key as `key <key>`: sent in clear (type 0),
     the switch shows it encrypted (type 7; test_deploy_aaa.py checks the key itself)."""
-    return [TACACS_KEY.sub(r"\1 <key>", line) for line in config.splitlines()
+    return [masked_keys(line) for line in config.splitlines()
             if line.strip() and not line.lstrip().startswith("!") and line.strip() != "end"]
 
 
 TACACS_KEY = re.compile(r"^(tacacs-server host .* key) [07] \S+$")
+# an SNMPv3 user as typed (passphrases) or as EOS shows it (`localized ENGINEID`, keys)
+SNMP_KEYS = re.compile(r"^(snmp-server user \S+ \S+ v3)( localized \S+)? auth (\S+) \S+ priv (\S+) \S+$")
+
+
+def masked_keys(line: str) -> str:
+    """A line with its reversible secrets as `<key>`: sent in clear, the switch shows them
+    encrypted (TACACS+ type 7) or localized (SNMPv3); test_deploy_aaa.py checks the secrets."""
+    line = TACACS_KEY.sub(r"\1 <key>", line)
+    return SNMP_KEYS.sub(r"\1 auth \3 <key> priv \4 <key>", line)
 
 
 def make_site(tmp_path: Path, source: Path, names: list[str] | None, converged: bool,

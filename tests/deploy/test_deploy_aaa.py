@@ -16,6 +16,7 @@ pytestmark = pytest.mark.deploy
 
 NAME = "z02-rtsw001"
 KEY = (SMALL.parent / "secrets" / "tacacs.key").read_text().strip()
+SNMP = [(SMALL.parent / "secrets" / f"snmp-{kind}.key").read_text().strip() for kind in ("auth", "priv")]
 # a server the intent no longer has, and a global timeout netgen does not render (device-owned)
 STALE = "tacacs-server host 192.0.2.99 vrf mgmt key 7 0A1B2C3D4E\ntacacs-server timeout 10\n"
 
@@ -42,6 +43,16 @@ def test_the_key_reaches_the_switch_encrypted_and_nowhere_else(tmp_path, monkeyp
         assert "aaa authentication login default group tacacs+ local" in running.splitlines()
         assert KEY not in running and "netgen-secret" not in running
         assert KEY not in json.dumps(report) and "0A1B2C3D4E" not in json.dumps(report)
+        # SNMPv3: EOS keeps keys localized to its engine ID (the emulator's stand-in: a fixed engine
+        # ID and SHA-256 digests of "auth:" / "priv:" + the passphrase), never the passphrases
+        (user,) = [line for line in running.splitlines() if line.startswith("snmp-server user ")]
+        auth, priv = (hashlib.sha256(f"{kind}:{value}".encode()).hexdigest()[:40]
+                      for kind, value in zip(("auth", "priv"), SNMP, strict=True))
+        assert user == (f"snmp-server user netmon netgen-ro v3 localized f5717f{'0' * 18} auth sha {auth}"
+                        f" priv aes {priv}")
+        assert not any(secret in running or secret in json.dumps(report) for secret in SNMP)
+        assert {"snmp-server group netgen-ro v3 priv read netgen-all", "snmp-server vrf mgmt"} <= set(
+            running.splitlines())
         code, again = site.deploy()
         assert code == 0 and again["counts"] == {"unchanged": 1}, json.dumps(again)[:800]  # the same key
         assert KEY not in capsys.readouterr().out

@@ -170,6 +170,11 @@ def test_3b_the_tacacs_key_reaches_config_db_and_no_report(site):
     assert key not in json.dumps(report) and "Old-Key-On-Switch" not in json.dumps(report)
     assert site.running("z01-rtsw001")["TACPLUS"]["global"]["passkey"] == key
     assert site.running("z01-rtsw001")["TACPLUS_SERVER"]["192.0.2.49"]["priority"] == "2"
+    # SNMPv3: SONiC keeps the passphrases as given (sonic-snmp.yang); seeded as deployed
+    auth, priv = ((SMALL.parent / "secrets" / f"snmp-{kind}.key").read_text().strip() for kind in ("auth", "priv"))
+    user = site.running("z01-rtsw001")["SNMP_USER"]["netmon"]
+    assert (user["SNMP_USER_AUTH_PASSWORD"], user["SNMP_USER_ENCRYPTION_PASSWORD"]) == (auth, priv)
+    assert auth not in json.dumps(report) and priv not in json.dumps(report)
 
 
 def test_4_a_patch_failing_half_way_is_rolled_back_exactly(site):

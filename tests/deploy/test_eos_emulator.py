@@ -24,7 +24,7 @@ from nornir.core.task import Result, Task
 from nornir_netmiko.tasks import netmiko_send_command, netmiko_send_config
 
 from netgen.lab.emulators.eos import EosDeviceSpec, EosFleet
-from tests.deploy.eos_site import TACACS_KEY
+from tests.deploy.eos_site import masked_keys
 
 pytestmark = pytest.mark.deploy
 
@@ -65,8 +65,8 @@ def body(config: str) -> list[str]:
 
 
 def keys_masked(lines: list[str]) -> list[str]:
-    """A TACACS+ key as `key <key>`: sent in clear (type 0), shown encrypted (type 7)."""
-    return [TACACS_KEY.sub(r"\1 <key>", line) for line in lines]
+    """Reversible secrets as `<key>`: sent in clear, shown encrypted or localized (eos_site.masked_keys)."""
+    return [masked_keys(line) for line in lines]
 
 
 def connect(fleet: EosFleet, name: str, **extra: object) -> BaseConnection:

@@ -96,18 +96,19 @@ def _fill(text, monkeypatch, value=None, ref=None):
 
 
 def test_a_placeholder_is_filled_everywhere_it_stands(monkeypatch):
-    text = "a key 0 <netgen-secret:services.aaa.tacacs.key>\nb key 0 <netgen-secret:services.aaa.tacacs.key>\n"
+    text = "a key 0 <netgen-secret/services.aaa.tacacs.key>\nb key 0 <netgen-secret/services.aaa.tacacs.key>\n"
     assert _fill(text, monkeypatch, "Good.Key-2026") == "a key 0 Good.Key-2026\nb key 0 Good.Key-2026\n"
     assert _fill("no placeholder\n", monkeypatch) == "no placeholder\n"  # nothing read when nothing is needed
 
 
-@pytest.mark.parametrize("value", ["has space1", "semi#colon1", "a,b,c,d,e", "what?ever1", "pipe|pipe1",
-                                   "bang!bang1", 'quo"te1234', "short", "x" * 65, "line\nbreak1", "<netgen-x>1"])
+@pytest.mark.parametrize("value", ["has space1", "semi#colon1", "a,b,c,d,e", "at@sign12", "co:lon123", "what?ever1",
+                                   "pipe|pipe1", "bang!bang1", 'quo"te1234', "short", "x" * 65, "line\nbreak1",
+                                   "<netgen-x>1"])
 def test_a_key_a_switch_would_not_take_in_one_line_is_refused_without_showing_it(monkeypatch, value):
     from netgen.intent.secrets import SecretError  # noqa: PLC0415
 
     with pytest.raises(SecretError) as caught:
-        _fill("key 0 <netgen-secret:services.aaa.tacacs.key>", monkeypatch, value)
+        _fill("key 0 <netgen-secret/services.aaa.tacacs.key>", monkeypatch, value)
     message = str(caught.value)
     assert message.startswith("services.aaa.tacacs.key: environment variable NETGEN_TEST_KEY must hold 8-64")
     assert value not in message
@@ -117,9 +118,9 @@ def test_an_unset_key_or_an_unknown_placeholder_names_the_field(monkeypatch):
     from netgen.intent.secrets import SecretError  # noqa: PLC0415
 
     with pytest.raises(SecretError, match=r"services\.aaa\.tacacs\.key: environment variable NETGEN_TEST_KEY"):
-        _fill("key 0 <netgen-secret:services.aaa.tacacs.key>", monkeypatch)
+        _fill("key 0 <netgen-secret/services.aaa.tacacs.key>", monkeypatch)
     with pytest.raises(SecretError, match=r"sw1/sw1.cfg: holds a placeholder for services.snmp.key, which the"):
-        _fill("x <netgen-secret:services.snmp.key>", monkeypatch, "Good.Key-2026")
+        _fill("x <netgen-secret/services.snmp.key>", monkeypatch, "Good.Key-2026")
 
 
 # --- Ansible vault references: encrypted with the real `ansible-vault`, decrypted by Ansible's code ----
@@ -193,3 +194,14 @@ def test_a_reference_names_exactly_one_place(small_data, write_fabric):
     path = _users(small_data, write_fabric, {"file": "a", "vault": "b"})
     result = run_cli("validate", str(path))
     assert result.exit_code == 2 and "give exactly one of env, file, vault" in result.stderr
+
+
+def test_redaction_masks_snmp_passphrases_and_keys_but_not_the_group_line():
+    from netgen.intent.secrets import redact  # noqa: PLC0415
+
+    assert redact("snmp-server user netmon netgen-ro v3 auth sha Pa55-word.x priv aes Pr1v-word.y") == (
+        "snmp-server user netmon netgen-ro v3 auth sha *** priv aes ***")
+    assert redact("snmp-server user u g v3 localized f5717f00 auth sha256 0a1b priv aes256 2c3d") == (
+        "snmp-server user u g v3 localized f5717f00 auth sha256 *** priv aes256 ***")
+    assert redact("snmp-server group netgen-ro v3 priv read netgen-all") == (
+        "snmp-server group netgen-ro v3 priv read netgen-all")

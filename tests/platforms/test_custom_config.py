@@ -64,6 +64,10 @@ def test_show_device_lists_the_layering_and_sources():
     assert settings["tier"] == ("rtsw", "zones[1]")
     assert settings["ntp"] == ('servers=["192.0.2.127"]', "services.overrides[1].ntp")  # replaces zone 2's
     assert settings["sflow"][1] == "services.sflow"
+    # fabric-wide sections: secrets shown by their reference, never read
+    assert settings["aaa"][1] == "services.aaa" and settings["aaa"][0].startswith(
+        "login tacacs, local; TACACS+ 192.0.2.49, 192.0.2.50 (timeout 5 s, key: file ")
+    assert settings["snmp"] == ("SNMPv3 read-only (SHA, AES-128): netmon", "services.snmp")
 
 
 def _with_block(small_data, write_fabric, **block):

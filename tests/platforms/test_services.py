@@ -125,7 +125,7 @@ def test_bad_overrides_are_exit_2_naming_the_field(small_data, write_fabric, ove
 
 
 def test_an_override_needs_the_management_network_too(small_data, write_fabric):
-    for name in ("ntp", "syslog", "dns", "sflow", "telemetry", "aaa"):
+    for name in ("ntp", "syslog", "dns", "sflow", "telemetry", "aaa", "snmp"):
         small_data["services"].pop(name)
     del small_data["services"]["management"]
     small_data["services"]["overrides"] = [{"zones": [2], "ntp": {"servers": ["192.0.2.125"]}}]
@@ -138,10 +138,10 @@ def test_a_fabric_without_services_renders_none_of_them(small_data, write_fabric
     cfg = _render(write_fabric(small_data), "z02-rtsw001", "z01-rtsw001")
     eos = cfg["z02-rtsw001"]["z02-rtsw001.cfg"]
     assert not any(w in eos for w in ("Management", "vrf instance", "ntp ", "sflow", "lldp", "banner", "logging",
-                                      "tacacs", "aaa ", "netgen-secret"))
+                                      "tacacs", "aaa ", "netgen-secret", "snmp"))
     db = json.loads(cfg["z01-rtsw001"]["config_db.json"])
     assert not {"MGMT_INTERFACE", "NTP", "SYSLOG_SERVER", "SFLOW", "GNMI", "BANNER_MESSAGE", "AAA", "TACPLUS",
-                "TACPLUS_SERVER"} & set(db)
+                "TACPLUS_SERVER", "SNMP_USER", "SNMP_AGENT_ADDRESS_CONFIG"} & set(db)
 
 
 @pytest.mark.parametrize(("path", "value", "expected"), [
@@ -159,6 +159,12 @@ def test_a_fabric_without_services_renders_none_of_them(small_data, write_fabric
     ("aaa.tacacs.timeout_s", 61, "less than or equal to 60"),
     ("aaa.tacacs.key", {"env": "A", "file": "b"}, "give exactly one of env, file"),
     ("aaa.tacacs.key", "clear-text-key", "services.aaa.tacacs.key"),
+    ("snmp.users", [], "at least 1 item"),
+    ("snmp.users", [{"name": "abc", "auth_key": {"env": "A"}, "priv_key": {"env": "B"}}],
+     "services.snmp.users[0].name"),
+    ("snmp.users", [{"name": "net:mon", "auth_key": {"env": "A"}, "priv_key": {"env": "B"}}], "services.snmp"),
+    ("snmp.users", [{"name": "netmon", "auth_key": {"env": "A"}, "priv_key": {"env": "B"}}] * 2,
+     "users: a name is given twice"),
 ])
 def test_bad_service_input_is_exit_2_naming_the_field(small_data, write_fabric, path, value, expected):
     node = small_data["services"]
@@ -191,8 +197,8 @@ def test_aaa_renders_a_placeholder_never_the_key(small_data, write_fabric, monke
     every = json.dumps(cfg)
     assert "Never-In-A-File-77" not in every
     rtsw, ctsw = cfg["z02-rtsw001"]["z02-rtsw001.cfg"], cfg["z01-ctsw01"]["z01-ctsw01.cfg"]
-    assert ("\n!\ntacacs-server host 192.0.2.49 vrf mgmt timeout 5 key 0 <netgen-secret:services.aaa.tacacs.key>\n"
-            "tacacs-server host 192.0.2.50 vrf mgmt timeout 5 key 0 <netgen-secret:services.aaa.tacacs.key>\n!\n"
+    assert ("\n!\ntacacs-server host 192.0.2.49 vrf mgmt timeout 5 key 0 <netgen-secret/services.aaa.tacacs.key>\n"
+            "tacacs-server host 192.0.2.50 vrf mgmt timeout 5 key 0 <netgen-secret/services.aaa.tacacs.key>\n!\n"
             "ip tacacs vrf mgmt source-interface Management1\n!\n"
             "aaa authentication login default group tacacs+ local\n"
             "aaa authorization exec default group tacacs+ local\n") in rtsw
@@ -200,7 +206,7 @@ def test_aaa_renders_a_placeholder_never_the_key(small_data, write_fabric, monke
     db = json.loads(cfg["z01-rtsw001"]["config_db.json"])
     assert db["AAA"] == {"authentication": {"login": "tacacs+,local"}}
     assert db["TACPLUS"] == {"global": {"auth_type": "pap", "timeout": "5", "src_intf": "eth0",
-                                        "passkey": "<netgen-secret:services.aaa.tacacs.key>"}}
+                                        "passkey": "<netgen-secret/services.aaa.tacacs.key>"}}
     # hostcfgd tries the highest priority first: the intent's first server
     assert db["TACPLUS_SERVER"] == {"192.0.2.49": {"priority": "2", "tcp_port": "49", "vrf": "mgmt"},
                                     "192.0.2.50": {"priority": "1", "tcp_port": "49", "vrf": "mgmt"}}
@@ -208,12 +214,28 @@ def test_aaa_renders_a_placeholder_never_the_key(small_data, write_fabric, monke
     assert _render(path, "z02-rtsw001") == {"z02-rtsw001": cfg["z02-rtsw001"]}
 
 
+def test_snmpv3_renders_placeholders_for_both_passphrases():
+    cfg = _render(SMALL, "z02-rtsw001", "z01-rtsw001")
+    rtsw = cfg["z02-rtsw001"]["z02-rtsw001.cfg"]
+    assert ("\n!\nsnmp-server view netgen-all iso included\nsnmp-server group netgen-ro v3 priv read netgen-all\n"
+            "snmp-server user netmon netgen-ro v3 auth sha <netgen-secret/services.snmp.users[0].auth_key>"
+            " priv aes <netgen-secret/services.snmp.users[0].priv_key>\nsnmp-server vrf mgmt\n") in rtsw
+    db = json.loads(cfg["z01-rtsw001"]["config_db.json"])
+    assert db["SNMP_USER"] == {"netmon": {
+        "SNMP_USER_TYPE": "Priv", "SNMP_USER_PERMISSION": "RO", "SNMP_USER_AUTH_TYPE": "SHA",
+        "SNMP_USER_AUTH_PASSWORD": "<netgen-secret/services.snmp.users[0].auth_key>",
+        "SNMP_USER_ENCRYPTION_TYPE": "AES",
+        "SNMP_USER_ENCRYPTION_PASSWORD": "<netgen-secret/services.snmp.users[0].priv_key>"}}
+    # the agent on this switch's management address, default port, in VRF mgmt
+    assert db["SNMP_AGENT_ADDRESS_CONFIG"] == {"192.168.1.1||mgmt": {}}
+
+
 def test_local_login_only_renders_no_tacacs(small_data, write_fabric):
     small_data["services"]["aaa"] = {"login": ["local"]}
     cfg = _render(write_fabric(small_data), "z02-rtsw001", "z01-rtsw001")
     rtsw = cfg["z02-rtsw001"]["z02-rtsw001.cfg"]
     assert "aaa authentication login default local\naaa authorization exec default local\n" in rtsw
-    assert "tacacs" not in rtsw and "netgen-secret" not in rtsw
+    assert "tacacs" not in rtsw and "netgen-secret/services.aaa" not in rtsw
     db = json.loads(cfg["z01-rtsw001"]["config_db.json"])
     assert db["AAA"] == {"authentication": {"login": "local"}} and "TACPLUS" not in db
 

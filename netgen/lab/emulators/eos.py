@@ -167,6 +167,7 @@ def _p(pattern: str, key: int | None = None, mode: str | None = None, clears: bo
 # `<line>` = the rest of the line) and `[optional words]`.
 _ECN_UNIT = "segments|bytes|kbytes|mbytes|milliseconds|microseconds"
 _QUEUE_KEYWORDS = ("tx-queue", "uc-tx-queue", "mc-tx-queue")
+_SNMP_AUTH, _SNMP_PRIV = "md5|sha|sha256|sha384|sha512", "des|aes|aes192|aes256"
 _IF_ANY = [  # EOS manual, Ethernet Ports and interface chapters; [AVD] ethernet-/loopback-/vlan-interfaces.j2
     _p("description <line>", 1), _p("shutdown", 1), _p("ip address <v4pfx>", 2), _p("ip address <v4pfx> secondary"),
     _p("ipv6 address <v6pfx>"), _p("ipv6 enable", 2),
@@ -228,6 +229,12 @@ GRAMMAR: dict[str, list[tuple[str, Cmd]]] = {
         _p("tacacs-server host <ip> vrf <name> [timeout <int:1-1000>] [key 0|7|8a <word>]", 5),
         _p("tacacs-server host <ip> [timeout <int:1-1000>] [key 0|7|8a <word>]", 3),
         _p("tacacs-server timeout <int:1-1000>", 2), _p("ip tacacs vrf <name> source-interface <if>", 4),
+        # SNMPv3: [AVD] snmp-server.j2 (auth md5|sha|sha256|sha384|sha512, priv des|aes|aes192|aes256 in
+        # AVD's schema); a user as typed, or as EOS shows it (`localized ENGINEID`, keys not passphrases)
+        _p("snmp-server view <word> <word> included|excluded", 4), _p("snmp-server vrf <name>", 3),
+        _p("snmp-server group <word> v3 noauth|auth|priv [read <word>]", 3),
+        _p(f"snmp-server user <word> <word> v3 [localized <word>] auth {_SNMP_AUTH} <word> [priv {_SNMP_PRIV} <word>]",
+           4),
         *[_p(f"aaa {kind} default{methods}", 4)
           for kind in ("authentication login", "authorization exec")
           for methods in (" local|none", " group <word> [local|none]", " group <word> group <word> [local|none]")],
@@ -455,6 +462,17 @@ def _stored_form(toks: tuple[str, ...]) -> tuple[str, ...]:
     encrypted and prints it as `key 7 ...` (AVD's default key type for these lines). The digest
     below stands in for EOS's encryption; it is deterministic, so the same key deployed twice is no
     change here (whether EOS itself re-encrypts the same key to the same text is not documented)."""
+    if toks[:2] == ("snmp-server", "user") and "auth" in toks and "localized" not in toks:
+        # EOS keeps SNMPv3 keys localized to its engine ID, never the passphrases (RFC 3414 2.6);
+        # the engine ID and the digests here stand in for EOS's
+        at = toks.index("auth")
+        shown = [*toks[:at], "localized", "f5717f" + "0" * 18]
+        words = list(toks[at:])
+        for keyword in ("auth", "priv"):
+            if keyword in words:
+                place = words.index(keyword) + 2
+                words[place] = hashlib.sha256(f"{keyword}:{words[place]}".encode()).hexdigest()[:40]
+        return (*shown, *words)
     if toks[:1] == ("tacacs-server",) and "key" in toks[:-2]:
         at = toks.index("key")
         if toks[at + 1] == "0":
@@ -470,6 +488,7 @@ def _positive(tokens: tuple[str, ...]) -> tuple[str, ...]:
 # Top-level blocks in the order netgen's device template puts them (the order EOS prints them in).
 _ORDER = (("service",), ("load-balance",), ("lldp",), ("logging",), ("hostname",), ("ip", "name-server"),
           ("dns", "domain"), ("spanning-tree",), ("username",), ("tacacs-server",), ("ip", "tacacs"), ("aaa",),
+          ("snmp-server",),
           ("qos", "profile"), ("sflow",), ("vlan",),
           ("vrf", "instance"), ("banner",), ("management", "api", "gnmi"),
           ("interface",), ("ip", "routing"), ("no", "ip", "routing"), ("ipv6",), ("ip", "route"), ("ntp",), ("qos",),

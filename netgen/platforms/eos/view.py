@@ -84,10 +84,13 @@ class EosView:
     services: ServicesPlan
     users: tuple[LocalUser, ...]  # services.users, hashes resolved
     aaa_methods: str | None  # `group tacacs+ local`: the login method list in EOS words
+    snmp_view: str  # the view and group netgen's SNMPv3 users read through (all of the MIB, read-only)
+    snmp_group: str
     mgmt_interface: str
 
 
 DSCP_PER_LINE = 8
+SNMP_VIEW, SNMP_GROUP = "netgen-all", "netgen-ro"
 # intent login methods in EOS's method-list words (AVD eos/aaa-authentication.j2 examples)
 EOS_LOGIN_METHODS = {"tacacs": "group tacacs+", "local": "local"}
 
@@ -190,6 +193,8 @@ def build_view(ctx: DesignContext, device: Device) -> EosView:
         bgp=bgp_plan(ctx, device),
         services=services_plan(ctx, device),
         users=local_users(ctx),
+        snmp_view=SNMP_VIEW,
+        snmp_group=SNMP_GROUP,
         aaa_methods=" ".join(EOS_LOGIN_METHODS[m] for m in fabric.services.aaa.login) if fabric.services.aaa else None,
         mgmt_interface=management_interface(model),
     )

@@ -3,7 +3,8 @@
 SONiC keeps the management port (eth0) in the VRF named `mgmt` (MGMT_VRF_CONFIG), and every
 service below reaches its servers there. Table and field names: SONiC master's YANG models
 (sonic-mgmt_vrf, sonic-mgmt_interface, sonic-ntp, sonic-syslog, sonic-dns, sonic-lldp, sonic-sflow,
-sonic-gnmi, sonic-banner, sonic-system-tacacs, sonic-system-aaa); schema.py restates their rules and checks the result.
+sonic-gnmi, sonic-banner, sonic-system-tacacs, sonic-system-aaa, sonic-snmp); schema.py restates their
+rules and checks the result.
 """
 
 from __future__ import annotations
@@ -51,6 +52,18 @@ def services_tables(plan: ServicesPlan, backend_ports: list[str]) -> dict[str, d
         tables["BANNER_MESSAGE"] = {"global": {"state": "enabled", "login": "\n".join(plan.banner)}}
     if plan.aaa:
         tables.update(aaa_tables(plan.aaa))
+    if plan.snmp and plan.address:
+        # read-only, authenticated and encrypted (sonic-snmp.yang: Priv needs both types and
+        # passwords); the agent listens on the management address in VRF mgmt, since snmpd
+        # otherwise serves only the default VRF (SNMP_AGENT_ADDRESS_CONFIG|ip|port|vrf, port ''
+        # for the default 161)
+        tables["SNMP_USER"] = {u.name: {"SNMP_USER_TYPE": "Priv", "SNMP_USER_PERMISSION": "RO",
+                                        "SNMP_USER_AUTH_TYPE": "SHA", "SNMP_USER_AUTH_PASSWORD": u.auth_key,
+                                        "SNMP_USER_ENCRYPTION_TYPE": "AES",
+                                        "SNMP_USER_ENCRYPTION_PASSWORD": u.priv_key}
+                               for u in plan.snmp}
+        address = plan.address.split("/", 1)[0]
+        tables["SNMP_AGENT_ADDRESS_CONFIG"] = {f"{address}||{MGMT_VRF}": {}}
     return tables
 
 
