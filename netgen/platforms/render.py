@@ -17,11 +17,13 @@ import contextlib
 import errno
 import hashlib
 import json
+import multiprocessing
 import os
 import secrets
 import shutil
 import stat
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,28 +70,80 @@ class RenderResult:
     unchecked: list[str] = field(default_factory=list)  # what no check here could read (RenderedFile.unchecked)
 
 
+def _render_one(ctx: DesignContext, plugin: base.RendererPlugin, device: Device) -> list[RenderedFile]:
+    files = plugin.render_device(ctx, device)
+    # Every file is checked against what the NOS accepts before anything is written.
+    problems = plugin.check_device(ctx, device, files)
+    if problems:
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        raise RenderError(f"{device.name}: rendered config would be rejected by {device.nos}: "
+                          + "; ".join(problems[:5]) + more)
+    return files
+
+
+# Worker processes (Linux fork: the checked fabric is inherited, never pickled): rendering is pure
+# CPU, one device independent of the next. Below PARALLEL_MIN_DEVICES a pool costs more than it saves.
+PARALLEL_MIN_DEVICES = 64
+CHUNK_DEVICES = 32
+WORKERS_ENV = "NETGEN_RENDER_WORKERS"  # 1: render in this process only
+# what the workers inherit: set just before the pool forks, emptied after
+_FORKED: list[tuple[DesignContext, dict[str, base.RendererPlugin]]] = []
+
+
+def _render_chunk(names: list[str]) -> list[tuple[str, list[RenderedFile]]]:
+    ctx, plugins = _FORKED[0]
+    return [(name, _render_one(ctx, plugins[ctx.topology.devices[name].nos], ctx.topology.devices[name]))
+            for name in names]
+
+
+def render_workers(count: int) -> int:
+    """How many processes render `count` devices: NETGEN_RENDER_WORKERS, else one per CPU this
+    process may use, and 1 for small selections or where fork is not available."""
+    configured = os.environ.get(WORKERS_ENV, "")
+    if configured.isdigit() and int(configured) >= 1:
+        wanted = int(configured)
+    else:
+        wanted = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if count < PARALLEL_MIN_DEVICES or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, min(wanted, count // CHUNK_DEVICES or 1))
+
+
 def render_devices(ctx: DesignContext, devices: Iterable[Device],
                    progress: ProgressHook | None = None) -> tuple[dict[str, list[RenderedFile]], dict[str, list[str]]]:
-    """Render in memory: device name -> files, plus the devices whose NOS has no renderer yet."""
+    """Render in memory: device name -> files, plus the devices whose NOS has no renderer yet. Devices
+    keep their order whatever the number of worker processes; a worker's RenderError or
+    RenderInputError reaches the caller as itself."""
     plugins = load_plugins()
-    rendered: dict[str, list[RenderedFile]] = {}
     skipped: dict[str, list[str]] = {}
+    todo: list[Device] = []
     for device in devices:
-        plugin = plugins.get(device.nos)
-        if plugin is None:
-            skipped.setdefault(device.nos, []).append(device.name)
+        if device.nos in plugins:
+            todo.append(device)
         else:
-            files = plugin.render_device(ctx, device)
-            # Every file is checked against what the NOS accepts before anything is written.
-            problems = plugin.check_device(ctx, device, files)
-            if problems:
-                more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
-                raise RenderError(f"{device.name}: rendered config would be rejected by {device.nos}: "
-                                  + "; ".join(problems[:5]) + more)
-            rendered[device.name] = files
-        if progress:
-            progress(device)
-    return rendered, skipped
+            skipped.setdefault(device.nos, []).append(device.name)
+            if progress:
+                progress(device)
+    workers = render_workers(len(todo))
+    rendered: dict[str, list[RenderedFile]] = {}
+    if workers == 1:
+        for device in todo:
+            rendered[device.name] = _render_one(ctx, plugins[device.nos], device)
+            if progress:
+                progress(device)
+        return rendered, skipped
+    chunks = [[d.name for d in todo[i:i + CHUNK_DEVICES]] for i in range(0, len(todo), CHUNK_DEVICES)]
+    _FORKED[:] = [(ctx, plugins)]
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            for chunk, done in zip(chunks, pool.map(_render_chunk, chunks), strict=True):
+                rendered.update(done)
+                if progress:
+                    for name in chunk:
+                        progress(ctx.topology.devices[name])
+    finally:
+        _FORKED.clear()
+    return {d.name: rendered[d.name] for d in todo}, skipped
 
 
 # --- the output directory: what may be replaced ---------------------------------------------------
