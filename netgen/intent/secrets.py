@@ -135,11 +135,13 @@ def placeholder(field: str) -> str:
     return f"<netgen-secret/{field}>"
 
 
-def fill_placeholders(text: str, secrets: dict[str, SecretRef], where: str) -> str:
+def fill_placeholders(text: str, secrets: dict[str, SecretRef], where: str,
+                      values: dict[str, str] | None = None) -> str:
     """`text` with every placeholder replaced by its secret. SecretError (naming `where` and the
     field, never a value) for a placeholder the fabric has no secret for, or a value a switch would
-    not take in one line."""
-    values: dict[str, str] = {}
+    not take in one line. `values`: secrets already read (and checked), shared across the files of
+    one deploy so that each is read once (a vault costs a key derivation per read)."""
+    values = {} if values is None else values
 
     def value(match: re.Match[str]) -> str:
         field = match.group(1)
@@ -162,7 +164,8 @@ def fill_placeholders(text: str, secrets: dict[str, SecretRef], where: str) -> s
 def fill_files(files: Mapping[str, Mapping[str, str]], secrets: dict[str, SecretRef]) -> dict[str, dict[str, str]]:
     """Every device's files (device -> file name -> text) with their placeholders filled; files
     without one are passed through untouched. SecretError as fill_placeholders."""
-    return {device: {name: fill_placeholders(text, secrets, f"{device}/{name}") if MARK in text else text
+    values: dict[str, str] = {}
+    return {device: {name: fill_placeholders(text, secrets, f"{device}/{name}", values) if MARK in text else text
                      for name, text in texts.items()}
             for device, texts in files.items()}
 

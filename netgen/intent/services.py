@@ -157,7 +157,7 @@ class Tacacs(IntentModel):
 
     servers: list[V4Address] = Field(min_length=1, max_length=8,
                                      description="TACACS+ servers, tried in order (SONiC: at most 8).")
-    key: SecretRef = Field(description="Where the shared key is (env or file); never the key itself.")
+    key: SecretRef = Field(description="Where the shared key is (env, file or vault); never the key itself.")
     # EOS takes 1-1000 s (AVD schema tacacs_servers.hosts[].timeout); SONiC 1-60 (sonic-system-tacacs.yang)
     timeout_s: int = Field(default=5, ge=1, le=60, description="Per-server timeout. [industry: EOS, SONiC 5 s]")
 

@@ -97,8 +97,9 @@ def _render_chunk(names: list[str]) -> list[tuple[str, list[RenderedFile]]]:
 
 
 def render_workers(count: int) -> int:
-    """How many processes render `count` devices: NETGEN_RENDER_WORKERS, else one per CPU this
-    process may use, and 1 for small selections or where fork is not available."""
+    """How many processes render `count` devices: NETGEN_RENDER_WORKERS (a positive integer; any
+    other value is ignored), else one per CPU this process may use; 1 for small selections or where
+    fork is not available."""
     configured = os.environ.get(WORKERS_ENV, "")
     if configured.isdigit() and int(configured) >= 1:
         wanted = int(configured)

@@ -122,8 +122,8 @@ class LocalUser:
 
 
 def _hash(ref: SecretRef, field: str) -> str:
-    """Read where it is each time (an environment variable or a small file: cheap), never cached:
-    a value kept across renders could outlive a rotation."""
+    """Read where it is once per render (local_users), never across renders: a value kept longer
+    could outlive a rotation."""
     try:
         value = ref.resolve(field)
     except SecretError as exc:
@@ -134,10 +134,21 @@ def _hash(ref: SecretRef, field: str) -> str:
     return value
 
 
+# The users of the last context asked for: every EOS switch of a render asks, and a hash in an
+# Ansible vault costs a key derivation (and perhaps a password script) per read. A new context (the
+# next load, the next render) reads them again.
+_USERS_OF: list[tuple[DesignContext, tuple[LocalUser, ...]]] = []
+
+
 def local_users(ctx: DesignContext) -> tuple[LocalUser, ...]:
-    """services.users with their hashes read from where they are (RenderInputError if they cannot be)."""
-    return tuple(LocalUser(u.name, u.privilege, u.role, _hash(u.sha512, f"services.users[{i}].sha512"))
-                 for i, u in enumerate(ctx.fabric.services.users))
+    """services.users with their hashes read from where they are (RenderInputError if they cannot be),
+    once per context."""
+    if _USERS_OF and _USERS_OF[0][0] is ctx:
+        return _USERS_OF[0][1]
+    users = tuple(LocalUser(u.name, u.privilege, u.role, _hash(u.sha512, f"services.users[{i}].sha512"))
+                  for i, u in enumerate(ctx.fabric.services.users))
+    _USERS_OF[:] = [(ctx, users)]
+    return users
 
 
 __all__ = ["Aaa", "Lldp", "LocalUser", "ServicesPlan", "Sflow", "SnmpUser", "Syslog", "Tacacs", "local_users",

@@ -205,3 +205,21 @@ def test_redaction_masks_snmp_passphrases_and_keys_but_not_the_group_line():
         "snmp-server user u g v3 localized f5717f00 auth sha256 *** priv aes256 ***")
     assert redact("snmp-server group netgen-ro v3 priv read netgen-all") == (
         "snmp-server group netgen-ro v3 priv read netgen-all")
+
+
+def test_a_hash_is_read_once_per_render_and_again_for_the_next(small_data, write_fabric, monkeypatch):
+    """Every EOS switch of a render asks for the users; a vault read costs a key derivation each."""
+    from netgen.checks import DesignContext  # noqa: PLC0415
+    from netgen.intent import load_fabric  # noqa: PLC0415
+    from netgen.platforms.services import local_users  # noqa: PLC0415
+    from netgen.topology import expand  # noqa: PLC0415
+
+    monkeypatch.setenv("NETGEN_TEST_HASH", HASH)
+    loaded = load_fabric(_users(small_data, write_fabric, {"env": "NETGEN_TEST_HASH"}))
+    ctx = DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog))
+    assert local_users(ctx)[0].sha512 == HASH
+    rotated = HASH.replace("$netgentest$", "$rotatedsal$")
+    monkeypatch.setenv("NETGEN_TEST_HASH", rotated)
+    assert local_users(ctx)[0].sha512 == HASH  # the same render: not read again
+    fresh = DesignContext(loaded.fabric, loaded.catalog, ctx.topology)
+    assert local_users(fresh)[0].sha512 == rotated  # the next render reads the rotated hash
