@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from netgen.intent.errors import InputProblem, NetgenInputError, Path_, dotted, show_value
+from netgen.intent.secrets import SecretRef
 from netgen.intent.types import FILE_PATH_PATTERN, HOSTNAME_PREFIX_PATTERN, NAME_PATTERN, TEXT_PATTERN
 from netgen.intent.yaml_source import Marks, nearest_mark
 
@@ -103,7 +104,9 @@ def _problem(
     kind = first["type"]
     line, column = nearest_mark(path, marks)
     messages = list(dict.fromkeys(_message(e) for e in errors))
-    given: str | None = None if kind == "missing" else show_value(first.get("input"))
+    # a secret written where its reference belongs is never echoed back
+    hidden = kind == "missing" or _is_secret_field(model, path[skip:])
+    given: str | None = None if hidden else show_value(first.get("input"))
     allowed = _allowed(first, path, model, skip)
     if kind == "extra_forbidden":
         key = path[-1] if path and path[-1] != "[key]" else path[-2] if len(path) > 1 else "?"
@@ -214,6 +217,17 @@ def _is_network_field(model: type[BaseModel], path: Path_) -> bool:
     parent = _model_at(model, names[:-1]) if names else None
     info = parent.model_fields.get(names[-1]) if parent else None
     return info is not None and "Network" in str(info.annotation)
+
+
+def _is_secret_field(model: type[BaseModel], path: Path_) -> bool:
+    """Whether `path` goes through a field that holds a secret reference (SecretRef)."""
+    names = _names(path)
+    for depth, name in enumerate(names):
+        parent = _model_at(model, names[:depth])
+        info = parent.model_fields.get(name) if parent else None
+        if info is not None and _model_in(info.annotation) is SecretRef:
+            return True
+    return False
 
 
 def _model_in(annotation: Any) -> Any:
