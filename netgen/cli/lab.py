@@ -168,9 +168,8 @@ def _start_ssh(backend: LabBackend, plan: LabPlan, files: dict[str, dict[str, st
     if not sonic:
         fail("--ssh: the slice has no SONiC router", as_json)
     loaded = load_fabric(resolve_fabric_path(fabric))
-    services = loaded.fabric.services
     try:  # the routers start as a deploy leaves them: with their secrets, so a deploy finds nothing to do
-        seeded = fill_files(files, services.shared_secrets())
+        seeded = fill_files(files, loaded.fabric.shared_secrets())
     except SecretError as exc:
         fail(f"--ssh: the SONiC routers start configured as a deploy leaves them, secrets included: {exc}", as_json)
     try:
@@ -183,7 +182,7 @@ def _start_ssh(backend: LabBackend, plan: LabPlan, files: dict[str, dict[str, st
     for item in source.parent.glob("*.yaml"):  # the fabric and its catalog; the deploy.yaml is the lab's
         if item.name != "deploy.yaml":
             shutil.copy(item, site / item.name)
-    for ref in services.references().values():  # secret files named relative to the fabric: beside it too
+    for ref in loaded.fabric.references().values():  # secret files named relative to the fabric: beside it too
         path = Path(ref.path) if ref.path else None
         if path is None or not path.is_file() or not path.is_relative_to(source.parent):
             continue

@@ -96,7 +96,7 @@ def fill_secrets(ctx: DesignContext, files: dict[str, dict[str, str]]) -> dict[s
     where the fabric file says they are. Only here, on the way to the switch: rendered files, diffs
     and CI artifacts never hold one. TargetError (exit 2) names the field, never the value."""
     try:
-        return fill_files(files, ctx.fabric.services.shared_secrets())
+        return fill_files(files, ctx.fabric.shared_secrets())
     except SecretError as exc:
         raise TargetError(str(exc)) from None
 

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, model_validator
 
 from netgen.intent.custom import CustomConfig
+from netgen.intent.secrets import SecretRef
 from netgen.intent.services import Services
 from netgen.intent.types import (
     FILE_PATH_PATTERN,
@@ -121,6 +122,12 @@ class BgpOptions(IntentModel):
     keepalive_s: int = Field(default=3, ge=1, le=3600, description="BGP keepalive (s). [industry: RFC 7938 DCs]")
     hold_s: int = Field(default=9, ge=3, le=65535, description="BGP hold time (s); >= 3 x keepalive.")
     bfd: Bfd = Field(default_factory=Bfd, description="BFD options.")
+    # TCP MD5 (RFC 2385): the one option both NOSes and the Linux kernel under FRR take; a switch
+    # keeps the key reversibly, so configs carry a placeholder the deploy fills.
+    password: SecretRef | None = Field(
+        default=None,
+        description="Where the TCP MD5 key of every fabric BGP session is (env, file or vault); never the key."
+                    " Both ends of a session need it: change it only with every switch in the rollout.")
 
     @model_validator(mode="after")
     def _hold_vs_keepalive(self) -> BgpOptions:
@@ -404,3 +411,15 @@ class Fabric(IntentModel):
         default_factory=list, max_length=200,
         description="Configuration netgen does not model (EOS CLI, SONiC CONFIG_DB rows, FRR lines), layered from"
                     " every switch to one device; it may add to netgen's output, never change it.")
+
+    def shared_secrets(self) -> dict[str, SecretRef]:
+        """Secrets a switch keeps in a reversible form (TACACS+ key, SNMP passphrases, BGP key), by
+        fabric-file path: configs carry placeholders for them that the deploy fills."""
+        secrets = self.services.shared_secrets()
+        if self.bgp.password is not None:
+            secrets["bgp.password"] = self.bgp.password
+        return secrets
+
+    def references(self) -> dict[str, SecretRef]:
+        """Every secret reference in the fabric file, by fabric-file path."""
+        return self.services.references() | self.shared_secrets()

@@ -20,6 +20,7 @@ from netgen.intent.errors import InputProblem, NetgenInputError, Path_, dotted, 
 from netgen.intent.fabric import Fabric
 from netgen.intent.problems import PATTERN_TEXT, validate
 from netgen.intent.secrets import SecretRef
+from netgen.intent.services import Aaa
 from netgen.intent.types import NAME_PATTERN
 from netgen.intent.yaml_source import Marks, fail, nearest_mark, read_yaml
 
@@ -252,16 +253,26 @@ def _anchor_secret_files(fabric: Fabric, base: Path) -> Fabric:
 
     services = fabric.services
     users = [user.model_copy(update={"sha512": anchored(user.sha512)}) for user in services.users]
-    aaa = services.aaa
-    if aaa is not None and aaa.tacacs is not None:
-        aaa = aaa.model_copy(update={"tacacs": aaa.tacacs.model_copy(update={"key": anchored(aaa.tacacs.key)})})
+    def anchored_aaa(aaa: Aaa | None) -> Aaa | None:
+        if aaa is not None and aaa.tacacs is not None:
+            aaa = aaa.model_copy(update={"tacacs": aaa.tacacs.model_copy(update={"key": anchored(aaa.tacacs.key)})})
+        if aaa is not None and aaa.radius is not None:
+            aaa = aaa.model_copy(update={"radius": aaa.radius.model_copy(update={"key": anchored(aaa.radius.key)})})
+        return aaa
+
+    aaa = anchored_aaa(services.aaa)
+    overrides = [o.model_copy(update={"aaa": anchored_aaa(o.aaa)}) if o.aaa is not None else o
+                 for o in services.overrides]
     snmp = services.snmp
     if snmp is not None:
         snmp = snmp.model_copy(update={"users": [
             u.model_copy(update={"auth_key": anchored(u.auth_key), "priv_key": anchored(u.priv_key)})
             for u in snmp.users]})
-    return fabric.model_copy(update={"services": services.model_copy(
-        update={"users": users, "aaa": aaa, "snmp": snmp})})
+    bgp = fabric.bgp
+    if bgp.password is not None:
+        bgp = bgp.model_copy(update={"password": anchored(bgp.password)})
+    return fabric.model_copy(update={"bgp": bgp, "services": services.model_copy(
+        update={"users": users, "aaa": aaa, "snmp": snmp, "overrides": overrides})})
 
 
 def cross_check(fabric: Fabric, catalog: Catalog, display: str, marks: Marks) -> list[InputProblem]:

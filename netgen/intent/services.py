@@ -168,7 +168,26 @@ class Tacacs(IntentModel):
         return self
 
 
-LoginMethod = Literal["tacacs", "local"]
+class Radius(IntentModel):
+    """RADIUS servers, reached in the management VRF from the management port, the shared key by
+    reference like the TACACS+ one (placeholders the deploy fills)."""
+
+    servers: list[V4Address] = Field(min_length=1, max_length=8,
+                                     description="RADIUS servers, tried in order (SONiC: at most 8).")
+    key: SecretRef = Field(description="Where the shared key is (env, file or vault); never the key itself.")
+    # SONiC 1-60 s and 0-10 retransmits (sonic-system-radius.yang); EOS takes more (AVD schema
+    # radius_server.hosts[].timeout 1-1000, retransmit 0-100)
+    timeout_s: int = Field(default=5, ge=1, le=60, description="Per-server timeout. [industry: EOS, SONiC 5 s]")
+    retransmit: int = Field(default=3, ge=0, le=10, description="Retries per server. [industry: EOS, SONiC 3]")
+
+    @model_validator(mode="after")
+    def _unique(self) -> Radius:
+        if len(set(self.servers)) != len(self.servers):
+            raise ValueError("servers: an address is given twice")
+        return self
+
+
+LoginMethod = Literal["tacacs", "radius", "local"]
 
 
 def _local_login() -> list[LoginMethod]:
@@ -182,17 +201,23 @@ class Aaa(IntentModel):
     first, or the next deploy is locked out."""
 
     tacacs: Tacacs | None = Field(default=None, description="TACACS+ servers and their shared key.")
+    radius: Radius | None = Field(default=None, description="RADIUS servers and their shared key.")
     login: list[LoginMethod] = Field(default_factory=_local_login, min_length=1, max_length=2,
-                                     description="Login methods in order, e.g. [tacacs, local].")
+                                     description="Login methods in order, e.g. [tacacs, local] or [radius, local].")
 
     @model_validator(mode="after")
     def _methods(self) -> Aaa:
         if len(set(self.login)) != len(self.login):
             raise ValueError("login: a method is given twice")
-        if "tacacs" in self.login and self.tacacs is None:
-            raise ValueError("login: 'tacacs' needs aaa.tacacs (servers, key)")
-        if self.tacacs is not None and "tacacs" not in self.login:
-            raise ValueError("tacacs: its servers are not used: put 'tacacs' in login")
+        # SONiC's hostcfgd writes PAM for one remote method beside local and falls back to local
+        # only for any other list (sonic-host-services data/templates/common-auth-sonic.j2)
+        if "tacacs" in self.login and "radius" in self.login:
+            raise ValueError("login: use one remote method, tacacs or radius (SONiC takes one beside local)")
+        for method in ("tacacs", "radius"):
+            if method in self.login and getattr(self, method) is None:
+                raise ValueError(f"login: '{method}' needs aaa.{method} (servers, key)")
+            if getattr(self, method) is not None and method not in self.login:
+                raise ValueError(f"{method}: its servers are not used: put '{method}' in login")
         return self
 
 
@@ -227,7 +252,7 @@ class Snmp(IntentModel):
 
 
 # Sections an override may replace for some switches (management is per switch already: devices).
-OVERRIDABLE = ("ntp", "syslog", "dns", "lldp", "sflow", "telemetry", "banner")
+OVERRIDABLE = ("ntp", "syslog", "dns", "lldp", "sflow", "telemetry", "banner", "aaa")
 
 
 class ServicesOverride(Scoped):
@@ -243,6 +268,8 @@ class ServicesOverride(Scoped):
     sflow: Sflow | None = Field(default=None, description="Packet sampling for these switches.")
     telemetry: Telemetry | None = Field(default=None, description="gNMI for these switches.")
     banner: Banner | None = Field(default=None, description="Login banner for these switches.")
+    aaa: Aaa | None = Field(default=None, description="Login methods and servers for these switches (the"
+                                                      " deploy account must exist on their servers too).")
 
     @model_validator(mode="after")
     def _useful(self) -> ServicesOverride:
@@ -276,6 +303,7 @@ class EffectiveServices:
     sflow: Sflow | None
     telemetry: Telemetry | None
     banner: Banner | None
+    aaa: Aaa | None
     sources: dict[str, str]  # section -> services.ntp, services.overrides[2].ntp, ...
 
 
@@ -304,7 +332,7 @@ class Services(IntentModel):
     sflow: Sflow | None = Field(default=None, description="Packet sampling to collectors.")
     telemetry: Telemetry | None = Field(default=None, description="Streaming telemetry (gNMI).")
     banner: Banner | None = Field(default=None, description="Login banner.")
-    aaa: Aaa | None = Field(default=None, description="Login methods and TACACS+ servers.")
+    aaa: Aaa | None = Field(default=None, description="Login methods and TACACS+ or RADIUS servers.")
     snmp: Snmp | None = Field(default=None, description="SNMPv3 polling (read-only users, passphrases by reference).")
     users: list[LocalUser] = Field(default_factory=list, max_length=32,
                                    description="Local accounts on the EOS switches (hashes by reference).")
@@ -333,8 +361,13 @@ class Services(IntentModel):
         """Secrets a switch keeps in a reversible form (a TACACS+ key): rendered as placeholders that
         deploy fills, by their fabric-file path."""
         secrets: dict[str, SecretRef] = {}
-        if self.aaa is not None and self.aaa.tacacs is not None:
-            secrets["services.aaa.tacacs.key"] = self.aaa.tacacs.key
+        sections = [("services.aaa", self.aaa)] + [(f"services.overrides[{i}].aaa", o.aaa)
+                                                    for i, o in enumerate(self.overrides)]
+        for where, aaa in sections:
+            if aaa is not None and aaa.tacacs is not None:
+                secrets[f"{where}.tacacs.key"] = aaa.tacacs.key
+            if aaa is not None and aaa.radius is not None:
+                secrets[f"{where}.radius.key"] = aaa.radius.key
         for index, user in enumerate(self.snmp.users if self.snmp else []):
             secrets[f"services.snmp.users[{index}].auth_key"] = user.auth_key
             secrets[f"services.snmp.users[{index}].priv_key"] = user.priv_key
@@ -355,6 +388,7 @@ __all__ = [
     "LoginMethod",
     "ManagementNetwork",
     "Ntp",
+    "Radius",
     "Services",
     "ServicesOverride",
     "Sflow",

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from netgen.checks import DesignContext
+from netgen.intent.secrets import MARK, SecretError, fill_placeholders
 from netgen.lab.backend import check_lab_name
 from netgen.lab.plan import (
     LabInterface,
@@ -40,7 +41,7 @@ from netgen.topology.model import Device
 Adapter = Callable[[DesignContext, Device, Mapping[str, str]], NodeFacts]
 ADAPTERS: dict[str, Adapter] = {}
 
-SONIC_FRR_SOURCE = "the rendered frr.conf, unchanged"
+SONIC_FRR_SOURCE = "the rendered frr.conf, unchanged but for its secrets, filled as a deploy fills them"
 EOS_FRR_SOURCE = ("FRR stand-in rendered from the device's EOS view and BGP plan; its EOS CLI is not what runs"
                   " in the lab")
 
@@ -159,6 +160,14 @@ def lab_inputs(lab: str, ctx: DesignContext, request: SliceRequest,
     devices = select_devices(ctx.topology, request)
     files = rendered_files(ctx, devices, configs)
     facts = {d.name: node_facts(ctx, d, files.get(d.name, {})) for d in devices}
+    # FRR runs what a deploy would push: placeholders (the BGP session key) filled, each secret read
+    # once. The returned files keep their placeholders (a containerlab export writes them out).
+    secrets, values = ctx.fabric.shared_secrets(), dict[str, str]()
+    try:
+        facts = {name: replace(f, frr_conf=fill_placeholders(f.frr_conf, secrets, f"{name}/frr.conf", values))
+                 if MARK in f.frr_conf else f for name, f in facts.items()}
+    except SecretError as exc:
+        raise LabSliceError(f"the lab's FRR runs with the fabric's secrets: {exc}") from None
     return build_plan(lab, ctx, request, facts), files
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from ipaddress import IPv4Interface, IPv6Interface
 
 from netgen.checks import DesignContext
+from netgen.intent.secrets import placeholder
 from netgen.platforms.policy import RoutePolicy, route_policy
 from netgen.topology.model import Device, Port, PortKind
 
@@ -41,6 +42,7 @@ class BgpPlan:
     hold: int
     bfd: Bfd | None
     policy: RoutePolicy
+    password: str | None = None  # TCP MD5 key: a placeholder the deploy fills (intent/secrets.py), never the key
 
     @property
     def neighbors_v4(self) -> list[BgpNeighbor]:
@@ -111,4 +113,5 @@ def bgp_plan(ctx: DesignContext, device: Device) -> BgpPlan:
         hold=fabric.bgp.hold_s,
         bfd=Bfd(bfd.min_rx_ms, bfd.min_tx_ms, bfd.multiplier) if bfd.enabled else None,
         policy=route_policy(ctx, device, peers),
+        password=placeholder("bgp.password") if fabric.bgp.password is not None else None,
     )

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from netgen.checks import DesignContext
 from netgen.intent.secrets import SecretError, SecretRef, placeholder
 from netgen.intent.services import SHA512_CRYPT, effective_services
+from netgen.intent.services import Aaa as IntentAaa
 from netgen.platforms.base import RenderInputError
 from netgen.topology.model import Device
 
@@ -45,9 +46,18 @@ class Tacacs:
 
 
 @dataclass(frozen=True, slots=True)
+class Radius:
+    servers: tuple[str, ...]
+    timeout_s: int
+    retransmit: int
+    key: str  # a placeholder deploy fills (intent/secrets.py), never the key
+
+
+@dataclass(frozen=True, slots=True)
 class Aaa:
     tacacs: Tacacs | None
-    login: tuple[str, ...]  # methods in order: "tacacs", "local"
+    radius: Radius | None
+    login: tuple[str, ...]  # methods in order: "tacacs" or "radius", "local"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,20 +106,22 @@ def services_plan(ctx: DesignContext, device: Device) -> ServicesPlan:
                     sflow.polling_interval_s) if sflow else None,
         gnmi_port=telemetry.gnmi.port if telemetry else None,
         banner=tuple(banner.login.split("\n")) if banner else (),
-        aaa=_aaa(ctx),
+        aaa=_aaa(e.aaa, e.sources["aaa"]),
         snmp=tuple(SnmpUser(u.name, placeholder(f"services.snmp.users[{i}].auth_key"),
                             placeholder(f"services.snmp.users[{i}].priv_key"))
                    for i, u in enumerate(ctx.fabric.services.snmp.users if ctx.fabric.services.snmp else [])),
     )
 
 
-def _aaa(ctx: DesignContext) -> Aaa | None:
-    aaa = ctx.fabric.services.aaa
+def _aaa(aaa: IntentAaa | None, source: str) -> Aaa | None:
+    """`source`: the section's fabric-file path (services.aaa or an override's), which names its keys."""
     if aaa is None:
         return None
-    tacacs = aaa.tacacs
+    tacacs, radius = aaa.tacacs, aaa.radius
     return Aaa(tacacs=Tacacs(tuple(str(a) for a in tacacs.servers), tacacs.timeout_s,
-                             placeholder("services.aaa.tacacs.key")) if tacacs else None,
+                             placeholder(f"{source}.tacacs.key")) if tacacs else None,
+               radius=Radius(tuple(str(a) for a in radius.servers), radius.timeout_s, radius.retransmit,
+                             placeholder(f"{source}.radius.key")) if radius else None,
                login=tuple(aaa.login))
 
 
@@ -151,5 +163,5 @@ def local_users(ctx: DesignContext) -> tuple[LocalUser, ...]:
     return users
 
 
-__all__ = ["Aaa", "Lldp", "LocalUser", "ServicesPlan", "Sflow", "SnmpUser", "Syslog", "Tacacs", "local_users",
+__all__ = ["Aaa", "Lldp", "LocalUser", "Radius", "ServicesPlan", "Sflow", "SnmpUser", "Syslog", "Tacacs", "local_users",
            "services_plan"]

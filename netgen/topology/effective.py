@@ -67,6 +67,9 @@ def effective_settings(fabric: Fabric, device: Device) -> EffectiveSettings:
     add(Setting("loopback_ipv4", str(device.loopback_ipv4), "addressing (plan by position)"))
     if device.host_subnet_ipv4 is not None:
         add(Setting("host_subnet_ipv4", str(device.host_subnet_ipv4), "addressing (plan by position)"))
+    if fabric.bgp.password is not None:  # shown as its reference, never read
+        add(Setting("bgp_authentication", f"TCP MD5 on every session, key: {fabric.bgp.password.describe()}",
+                    "bgp.password"))
     services = fabric.services
     management = services.management
     if management is not None and device.mgmt_ipv4 is not None:
@@ -78,14 +81,18 @@ def effective_settings(fabric: Fabric, device: Device) -> EffectiveSettings:
         add(Setting("management_gateway", str(management.gateway), "services.management.gateway"))
     effective = effective_services(services, device.role.value, device.zone, device.name)
     for section in OVERRIDABLE:
+        if section == "aaa":
+            continue  # below, its keys by reference
         value = getattr(effective, section)
         shown = "not declared: the switch keeps its own (deploy.yaml ownership)" if value is None else _brief(value)
         add(Setting(section, shown, effective.sources[section]))
-    if services.aaa is not None:  # fabric-wide only; the key is shown as its reference, never read
-        aaa = services.aaa
+    if effective.aaa is not None:  # the keys are shown as their references, never read
+        aaa = effective.aaa
         tacacs = (f"; TACACS+ {', '.join(str(a) for a in aaa.tacacs.servers)} (timeout {aaa.tacacs.timeout_s} s,"
                   f" key: {aaa.tacacs.key.describe()})") if aaa.tacacs else ""
-        add(Setting("aaa", f"login {', '.join(aaa.login)}{tacacs}", "services.aaa"))
+        radius = (f"; RADIUS {', '.join(str(a) for a in aaa.radius.servers)} (timeout {aaa.radius.timeout_s} s,"
+                  f" {aaa.radius.retransmit} retransmits, key: {aaa.radius.key.describe()})") if aaa.radius else ""
+        add(Setting("aaa", f"login {', '.join(aaa.login)}{tacacs}{radius}", effective.sources["aaa"]))
     if services.snmp is not None:
         add(Setting("snmp", "SNMPv3 read-only (SHA, AES-128): " + ", ".join(u.name for u in services.snmp.users),
                     "services.snmp"))

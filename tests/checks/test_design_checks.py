@@ -565,7 +565,7 @@ CASES: list[Case] = [
     # zone 2: 4 RTSWs + 4 CTSWs; tiers + zones is still the zone layer (the narrowest selector given)
     Case("NG603", "overrides-same-layer",
          append("services.overrides", {"tiers": ["rtsw", "ctsw"], "zones": [2, 1], "ntp": {"servers": ["192.0.2.9"]}}),
-         ERROR, ("services.overrides[0].ntp and services.overrides[3].ntp (both of layer zone) give ntp to",
+         ERROR, ("services.overrides[0].ntp and services.overrides[4].ntp (both of layer zone) give ntp to",
                  "8 switch(es)")),
     Case("NG603", "overrides-narrower", append("services.overrides", {"devices": ["z02-rtsw002"],
                                                                      "ntp": {"servers": ["192.0.2.9"]}}), None),

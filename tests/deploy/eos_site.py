@@ -61,15 +61,17 @@ def body(config: str) -> list[str]:
             if line.strip() and not line.lstrip().startswith("!") and line.strip() != "end"]
 
 
-TACACS_KEY = re.compile(r"^(tacacs-server host .* key) [07] \S+$")
+TACACS_KEY = re.compile(r"^((?:tacacs|radius)-server host .* key) [07] \S+$")
+BGP_KEY = re.compile(r"^(\s+neighbor \S+ password) [07] \S+$")
 # an SNMPv3 user as typed (passphrases) or as EOS shows it (`localized ENGINEID`, keys)
 SNMP_KEYS = re.compile(r"^(snmp-server user \S+ \S+ v3)( localized \S+)? auth (\S+) \S+ priv (\S+) \S+$")
 
 
 def masked_keys(line: str) -> str:
     """A line with its reversible secrets as `<key>`: sent in clear, the switch shows them
-    encrypted (TACACS+ type 7) or localized (SNMPv3); test_deploy_aaa.py checks the secrets."""
+    encrypted (TACACS+ and BGP type 7) or localized (SNMPv3); test_deploy_aaa.py checks the secrets."""
     line = TACACS_KEY.sub(r"\1 <key>", line)
+    line = BGP_KEY.sub(r"\1 <key>", line)
     return SNMP_KEYS.sub(r"\1 auth \3 <key> priv \4 <key>", line)
 
 
@@ -88,7 +90,7 @@ def make_site(tmp_path: Path, source: Path, names: list[str] | None, converged: 
     devices = [arg for name in names for arg in ("--device", name)]
     assert run_cli("render", str(folder / "fabric.yaml"), "-o", str(out), *devices).exit_code == 0
     # as the deploy sends them: secret placeholders filled (a converged switch holds the real key)
-    secrets = load_fabric(folder / "fabric.yaml").fabric.services.shared_secrets()
+    secrets = load_fabric(folder / "fabric.yaml").fabric.shared_secrets()
     rendered = {n: fill_placeholders((out / n / f"{n}.cfg").read_text(), secrets, n) for n in names}
     specs = {}
     for name in names:

@@ -98,7 +98,7 @@ def site(tmp_path_factory) -> Iterator[Site]:
     backend.build(plan)
     try:
         # converged: as a deploy leaves them, the TACACS+ key filled in (services.aaa)
-        seeded = fill_files(files, loaded.fabric.services.shared_secrets())
+        seeded = fill_files(files, loaded.fabric.shared_secrets())
         eps = endpoints.start_management(backend, RTSWS, config_dbs=endpoints.sonic_config_dbs(plan.nodes, seeded))
         folder = tmp_path_factory.mktemp("sonic-site")
         shutil.copy(SMALL, folder / "fabric.yaml")

@@ -348,11 +348,22 @@ def test_expected_sessions_are_the_topology_sessions_inside_the_slice(ctx, plans
 # --- FRR configs ----------------------------------------------------------------------------------
 
 
-def test_sonic_nodes_run_the_rendered_frr_conf_unchanged(plans, rendered):
+BGP_KEY = (SMALL.parent / "secrets" / "bgp.key").read_text().strip()
+
+
+def _filled(frr: str) -> str:
+    """A rendered frr.conf as the lab runs it (and a deploy sends it): the BGP key filled in."""
+    assert "<netgen-secret/bgp.password>" in frr
+    return frr.replace("<netgen-secret/bgp.password>", BGP_KEY)
+
+
+def test_sonic_nodes_run_the_rendered_frr_conf_unchanged_but_for_secrets(plans, rendered):
     for node in plans["whole"].routers():
         if node.nos == "sonic":
-            assert node.frr_conf == rendered[node.name]["frr.conf"]
+            assert node.frr_conf == _filled(rendered[node.name]["frr.conf"])
             assert node.frr_source == SONIC_FRR_SOURCE
+    for node in plans["whole"].routers():  # the EOS stand-ins authenticate their sessions too
+        assert "netgen-secret" not in node.frr_conf and f" password {BGP_KEY}\n" in node.frr_conf
 
 
 NEIGHBOR = re.compile(r"^\s+neighbor (\S+) remote-as (\d+)$", re.MULTILINE)
@@ -432,7 +443,7 @@ def test_an_edited_frr_conf_in_the_directory_is_what_the_node_runs(ctx, render_d
     edited = text.replace(good, " neighbor 10.1.16.0 remote-as 4200000099\n")
     frr.write_text(edited)
     plan = plan_lab("t", ctx, ZONE_SLICE, configs=render_dir)
-    assert plan.nodes["z01-rtsw001"].frr_conf == edited
+    assert plan.nodes["z01-rtsw001"].frr_conf == _filled(edited)
     assert "remote-as 4200000099" not in plan.nodes["z01-rtsw002"].frr_conf
 
 

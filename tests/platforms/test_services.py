@@ -135,6 +135,7 @@ def test_an_override_needs_the_management_network_too(small_data, write_fabric):
 
 def test_a_fabric_without_services_renders_none_of_them(small_data, write_fabric):
     del small_data["services"]
+    del small_data["bgp"]["password"]  # the one secret outside services
     cfg = _render(write_fabric(small_data), "z02-rtsw001", "z01-rtsw001")
     eos = cfg["z02-rtsw001"]["z02-rtsw001.cfg"]
     assert not any(w in eos for w in ("Management", "vrf instance", "ntp ", "sflow", "lldp", "banner", "logging",
@@ -152,7 +153,7 @@ def test_a_fabric_without_services_renders_none_of_them(small_data, write_fabric
     ("sflow.collectors", [{"address": "192.0.2.1"}] * 3, "at most 2"),
     ("management.gateway", "10.0.0.1", "gateway 10.0.0.1 is outside prefix 192.168.0.0/20"),
     ("dns.domain", "bad_domain!", "services.dns.domain"),
-    ("aaa.login", ["radius", "local"], "services.aaa.login"),
+    ("aaa.login", ["ldap", "local"], "services.aaa.login"),
     ("aaa.login", ["local", "local"], "login: a method is given twice"),
     ("aaa.tacacs.servers", ["192.0.2.49", "192.0.2.49"], "servers: an address is given twice"),
     ("aaa.tacacs.servers", [f"192.0.2.{n}" for n in range(9)], "at most 8"),
@@ -175,6 +176,7 @@ def test_bad_service_input_is_exit_2_naming_the_field(small_data, write_fabric, 
     result = run_cli("validate", str(write_fabric(small_data)))
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert f"services.{parents[0]}" in result.stderr and expected in result.stderr, result.stderr
+    assert "clear-text-key" not in result.stderr  # a secret written in place of its reference is not echoed
 
 
 def test_aaa_login_and_servers_must_agree(small_data, write_fabric):
@@ -252,3 +254,69 @@ def test_the_small_example_declares_every_section():
     from netgen.intent.services import Services  # noqa: PLC0415
 
     assert set(services) == set(Services.model_fields)
+
+
+def _radius(data, key_env="NETGEN_TEST_RADIUS_KEY"):
+    data["services"]["aaa"] = {"radius": {"servers": ["192.0.2.81", "192.0.2.82"], "key": {"env": key_env},
+                                          "timeout_s": 7, "retransmit": 2}, "login": ["radius", "local"]}
+    return data
+
+
+def test_radius_renders_placeholders_in_both_nos_and_sonic_orders_by_priority(small_data, write_fabric, monkeypatch):
+    monkeypatch.setenv("NETGEN_TEST_RADIUS_KEY", "Radius-Never-In-A-File-9")
+    cfg = _render(write_fabric(_radius(small_data)), "z02-rtsw001", "z01-rtsw001", "z01-ctsw01")
+    assert "Radius-Never-In-A-File-9" not in json.dumps(cfg)
+    rtsw = cfg["z02-rtsw001"]["z02-rtsw001.cfg"]
+    ph = "<netgen-secret/services.aaa.radius.key>"
+    assert (f"\n!\nradius-server host 192.0.2.81 vrf mgmt timeout 7 retransmit 2 key 0 {ph}\n"
+            f"radius-server host 192.0.2.82 vrf mgmt timeout 7 retransmit 2 key 0 {ph}\n!\n"
+            "ip radius vrf mgmt source-interface Management1\n!\n"
+            "aaa authentication login default group radius local\n"
+            "aaa authorization exec default group radius local\n") in rtsw
+    assert "tacacs" not in rtsw
+    assert "ip radius vrf mgmt source-interface Management0" in cfg["z01-ctsw01"]["z01-ctsw01.cfg"]
+    db = json.loads(cfg["z01-rtsw001"]["config_db.json"])  # passed SONiC's YANG rules (schema.py) at render
+    assert db["AAA"] == {"authentication": {"login": "radius,local"}}
+    assert db["RADIUS"] == {"global": {"auth_type": "pap", "timeout": "7", "retransmit": "2", "passkey": ph}}
+    # hostcfgd sorts servers by priority, highest first: the intent's first server is tried first
+    assert db["RADIUS_SERVER"] == {
+        "192.0.2.81": {"priority": "2", "auth_port": "1812", "vrf": "mgmt", "src_intf": "eth0"},
+        "192.0.2.82": {"priority": "1", "auth_port": "1812", "vrf": "mgmt", "src_intf": "eth0"}}
+    assert "TACPLUS" not in db and "TACPLUS_SERVER" not in db
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    (lambda aaa: aaa.update(login=["radius", "tacacs"],
+                            tacacs={"servers": ["192.0.2.49"], "key": {"env": "A"}}),
+     "login: use one remote method, tacacs or radius"),
+    (lambda aaa: aaa.update(login=["local"]), "radius: its servers are not used: put 'radius' in login"),
+    (lambda aaa: aaa.pop("radius"), "login: 'radius' needs aaa.radius (servers, key)"),
+    (lambda aaa: aaa["radius"].update(retransmit=11), "less than or equal to 10"),
+    (lambda aaa: aaa["radius"].update(servers=["192.0.2.81"] * 2), "servers: an address is given twice"),
+])
+def test_bad_radius_input_is_exit_2_naming_the_field(small_data, write_fabric, change, expected):
+    data = _radius(small_data)
+    change(data["services"]["aaa"])
+    result = run_cli("validate", str(write_fabric(data)))
+    assert result.exit_code == 2 and "services.aaa" in result.stderr and expected in result.stderr, result.stderr
+
+
+def test_an_aaa_override_gives_the_atsws_radius_and_keeps_tacacs_elsewhere():
+    cfg = _render(SMALL, "atsw01", "z01-ctsw01")
+    atsw, ctsw = cfg["atsw01"]["atsw01.cfg"], cfg["z01-ctsw01"]["z01-ctsw01.cfg"]
+    ph = "<netgen-secret/services.overrides[3].aaa.radius.key>"  # named by the section it comes from
+    assert f"radius-server host 192.0.2.81 vrf mgmt timeout 5 retransmit 3 key 0 {ph}\n" in atsw
+    assert "aaa authentication login default group radius local\n" in atsw and "tacacs" not in atsw
+    assert "tacacs-server host 192.0.2.49 vrf mgmt timeout 5 key 0 <netgen-secret/services.aaa.tacacs.key>" in ctsw
+    assert "radius" not in ctsw
+    result = run_cli("show", str(SMALL), "--device", "atsw01", "--json")
+    settings = {s["name"]: s for s in json.loads(result.stdout)["settings"]}
+    assert settings["aaa"]["source"] == "services.overrides[3].aaa"
+    assert settings["aaa"]["value"].startswith("login radius, local; RADIUS 192.0.2.81, 192.0.2.82")
+
+
+def test_two_aaa_overrides_of_one_layer_on_a_switch_are_a_design_error(small_data, write_fabric):
+    small_data["services"]["overrides"].append({"tiers": ["atsw"], "aaa": {"login": ["local"]}})
+    result = run_cli("validate", str(write_fabric(small_data)))
+    assert result.exit_code == 1 and "NG603" in result.stdout + result.stderr
+    assert "services.overrides[3].aaa and services.overrides[4].aaa (both of layer tier)" in result.stdout + result.stderr

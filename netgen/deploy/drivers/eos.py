@@ -60,7 +60,8 @@ DEVICE_OWNED = ("interface Management", "username ", "aaa ", "management ", "vrf
 # they are netgen's, elsewhere the lists above and below decide (the longest prefix is the section).
 MANAGED_IF_RENDERED = ("lldp ", "logging vrf ", "ip name-server ", "dns domain", "sflow ", "vrf instance ",
                        "banner login", "management api gnmi", "interface Management", "ip route vrf ", "ntp ",
-                       "tacacs-server host ", "ip tacacs vrf ", "aaa authentication login ", "aaa authorization exec ",
+                       "tacacs-server host ", "ip tacacs vrf ", "radius-server host ", "ip radius vrf ",
+                       "aaa authentication login ", "aaa authorization exec ",
                        "snmp-server view ", "snmp-server group ", "snmp-server user ", "snmp-server vrf ")
 EOS_OWNERSHIP = Ownership(MANAGED, DEVICE_OWNED, managed_if_rendered=MANAGED_IF_RENDERED)
 BANNERS = ("banner login", "banner motd")  # their text lines sit at column 0 up to a line `EOF`

@@ -89,8 +89,8 @@ MANAGED_TABLES = ("DEVICE_METADATA", "PORT", "INTERFACE", "LOOPBACK_INTERFACE", 
 # Written only when the intent declares the service (intent services:, sonic/services.py).
 MANAGED_IF_RENDERED = ("MGMT_VRF_CONFIG", "MGMT_PORT", "MGMT_INTERFACE", "NTP", "NTP_SERVER", "SYSLOG_SERVER",
                        "DNS_NAMESERVER", "DNS_OPTIONS", "LLDP", "SFLOW", "SFLOW_COLLECTOR", "SFLOW_SESSION", "GNMI",
-                       "BANNER_MESSAGE", "AAA", "TACPLUS", "TACPLUS_SERVER", "SNMP_USER",
-                       "SNMP_AGENT_ADDRESS_CONFIG")
+                       "BANNER_MESSAGE", "AAA", "TACPLUS", "TACPLUS_SERVER", "RADIUS", "RADIUS_SERVER",
+                       "SNMP_USER", "SNMP_AGENT_ADDRESS_CONFIG")
 SONIC_OWNERSHIP = Ownership(MANAGED_TABLES, DEVICE_OWNED_TABLES, managed_if_rendered=MANAGED_IF_RENDERED, exact=True)
 RC_MARK = "__NETGEN_RC="
 # Commands that only read (everything else drops the cached running CONFIG_DB).

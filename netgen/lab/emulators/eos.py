@@ -229,6 +229,11 @@ GRAMMAR: dict[str, list[tuple[str, Cmd]]] = {
         _p("tacacs-server host <ip> vrf <name> [timeout <int:1-1000>] [key 0|7|8a <word>]", 5),
         _p("tacacs-server host <ip> [timeout <int:1-1000>] [key 0|7|8a <word>]", 3),
         _p("tacacs-server timeout <int:1-1000>", 2), _p("ip tacacs vrf <name> source-interface <if>", 4),
+        # [AVD] radius-server.j2 (timeout 1-1000, retransmit 0-100; AVD writes key type 7, EOS takes 0 too),
+        # ip-radius-source-interfaces.j2
+        _p("radius-server host <ip> vrf <name> [timeout <int:1-1000>] [retransmit <int:0-100>] [key 0|7 <word>]", 5),
+        _p("radius-server host <ip> [timeout <int:1-1000>] [retransmit <int:0-100>] [key 0|7 <word>]", 3),
+        _p("ip radius vrf <name> source-interface <if>", 4),
         # SNMPv3: [AVD] snmp-server.j2 (auth md5|sha|sha256|sha384|sha512, priv des|aes|aes192|aes256 in
         # AVD's schema); a user as typed, or as EOS shows it (`localized ENGINEID`, keys not passphrases)
         _p("snmp-server view <word> <word> included|excluded", 4), _p("snmp-server vrf <name>", 3),
@@ -278,6 +283,8 @@ GRAMMAR: dict[str, list[tuple[str, Cmd]]] = {
         _p("neighbor <peer> description <line>", 3), _p("neighbor <peer> bfd"), _p("neighbor <peer> shutdown"),
         _p("neighbor <peer> update-source <if>", 3), _p("neighbor <peer> send-community"),
         _p("neighbor <peer> maximum-routes <int:0-4294967294>", 3),
+        # [AVD] router-bgp.j2 `neighbor G password 7 KEY`; type 0 (clear) per the EOS manual's "Encryption"
+        _p("neighbor <peer> password 0|7|8a <word>", 3),
         _p("neighbor <peer> missing-policy address-family all [include prefix-list] direction in|out "
            "action deny|permit|deny-in-out"),
         _p("address-family ipv4|ipv6", mode="af"),
@@ -458,10 +465,11 @@ def _clone(lines: list[_Line]) -> list[_Line]:
 
 
 def _stored_form(toks: tuple[str, ...]) -> tuple[str, ...]:
-    """A line as the running config shows it. EOS keeps a TACACS+ key given in clear (type 0)
-    encrypted and prints it as `key 7 ...` (AVD's default key type for these lines). The digest
-    below stands in for EOS's encryption; it is deterministic, so the same key deployed twice is no
-    change here (whether EOS itself re-encrypts the same key to the same text is not documented)."""
+    """A line as the running config shows it. EOS keeps a TACACS+ or RADIUS key (or a BGP session
+    key) given in clear (type 0) encrypted and prints it as `key 7 ...` (`password 7 ...`; AVD's default key type
+    for these lines). The digest below stands in for EOS's encryption; it is deterministic, so the
+    same key deployed twice is no change here (whether EOS itself re-encrypts the same key to the
+    same text is not documented)."""
     if toks[:2] == ("snmp-server", "user") and "auth" in toks and "localized" not in toks:
         # EOS keeps SNMPv3 keys localized to its engine ID, never the passphrases (RFC 3414 2.6);
         # the engine ID and the digests here stand in for EOS's
@@ -473,7 +481,10 @@ def _stored_form(toks: tuple[str, ...]) -> tuple[str, ...]:
                 place = words.index(keyword) + 2
                 words[place] = hashlib.sha256(f"{keyword}:{words[place]}".encode()).hexdigest()[:40]
         return (*shown, *words)
-    if toks[:1] == ("tacacs-server",) and "key" in toks[:-2]:
+    if toks[:1] == ("neighbor",) and toks[2:4] == ("password", "0") and len(toks) == 5:
+        # a BGP session key, kept encrypted as a TACACS+ key is (the same stand-in)
+        return (*toks[:3], "7", hashlib.sha256(toks[4].encode()).hexdigest()[:20].upper())
+    if toks[:1] in (("tacacs-server",), ("radius-server",)) and "key" in toks[:-2]:
         at = toks.index("key")
         if toks[at + 1] == "0":
             stand_in = hashlib.sha256(toks[at + 2].encode()).hexdigest()[:20].upper()
@@ -487,7 +498,8 @@ def _positive(tokens: tuple[str, ...]) -> tuple[str, ...]:
 
 # Top-level blocks in the order netgen's device template puts them (the order EOS prints them in).
 _ORDER = (("service",), ("load-balance",), ("lldp",), ("logging",), ("hostname",), ("ip", "name-server"),
-          ("dns", "domain"), ("spanning-tree",), ("username",), ("tacacs-server",), ("ip", "tacacs"), ("aaa",),
+          ("dns", "domain"), ("spanning-tree",), ("username",), ("tacacs-server",), ("ip", "tacacs"),
+          ("radius-server",), ("ip", "radius"), ("aaa",),
           ("snmp-server",),
           ("qos", "profile"), ("sflow",), ("vlan",),
           ("vrf", "instance"), ("banner",), ("management", "api", "gnmi"),

@@ -92,7 +92,7 @@ class EosView:
 DSCP_PER_LINE = 8
 SNMP_VIEW, SNMP_GROUP = "netgen-all", "netgen-ro"
 # intent login methods in EOS's method-list words (AVD eos/aaa-authentication.j2 examples)
-EOS_LOGIN_METHODS = {"tacacs": "group tacacs+", "local": "local"}
+EOS_LOGIN_METHODS = {"tacacs": "group tacacs+", "radius": "group radius", "local": "local"}
 
 
 def _chunks(values: list[int], size: int) -> list[list[int]]:
@@ -168,6 +168,7 @@ def build_view(ctx: DesignContext, device: Device) -> EosView:
     qp_hash = hashes_on_qp(fabric, model) and family.sand_hashing
     payload = hashing.payload_bytes
     host_ports = any(p.kind is PortKind.HOST for p in used)
+    services = services_plan(ctx, device)
     return EosView(
         hostname=device.name,
         family=family,
@@ -191,11 +192,11 @@ def build_view(ctx: DesignContext, device: Device) -> EosView:
         sand_hash_payload=f"{payload.first}-{payload.last}" if qp_hash else None,
         udp_dst_port=hashing.udp_dst_port,
         bgp=bgp_plan(ctx, device),
-        services=services_plan(ctx, device),
+        services=services,
         users=local_users(ctx),
         snmp_view=SNMP_VIEW,
         snmp_group=SNMP_GROUP,
-        aaa_methods=" ".join(EOS_LOGIN_METHODS[m] for m in fabric.services.aaa.login) if fabric.services.aaa else None,
+        aaa_methods=" ".join(EOS_LOGIN_METHODS[m] for m in services.aaa.login) if services.aaa else None,
         mgmt_interface=management_interface(model),
     )
 

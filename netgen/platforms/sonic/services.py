@@ -3,8 +3,8 @@
 SONiC keeps the management port (eth0) in the VRF named `mgmt` (MGMT_VRF_CONFIG), and every
 service below reaches its servers there. Table and field names: SONiC master's YANG models
 (sonic-mgmt_vrf, sonic-mgmt_interface, sonic-ntp, sonic-syslog, sonic-dns, sonic-lldp, sonic-sflow,
-sonic-gnmi, sonic-banner, sonic-system-tacacs, sonic-system-aaa, sonic-snmp); schema.py restates their
-rules and checks the result.
+sonic-gnmi, sonic-banner, sonic-system-tacacs, sonic-system-radius, sonic-system-aaa, sonic-snmp);
+schema.py restates their rules and checks the result.
 """
 
 from __future__ import annotations
@@ -68,14 +68,14 @@ def services_tables(plan: ServicesPlan, backend_ports: list[str]) -> dict[str, d
 
 
 # intent login methods in AAA|authentication.login words (sonic-system-aaa.yang pattern)
-SONIC_LOGIN_METHODS = {"tacacs": "tacacs+", "local": "local"}
+SONIC_LOGIN_METHODS = {"tacacs": "tacacs+", "radius": "radius", "local": "local"}
 
 
 def aaa_tables(aaa: Aaa) -> dict[str, dict[str, Any]]:
-    """TACPLUS (the key, a placeholder deploy fills, and the source port), one TACPLUS_SERVER per
-    server, and AAA|authentication. hostcfgd tries servers by `priority`, highest first
-    (sonic-host-services scripts/hostcfgd: sorted(..., key=priority, reverse=True)), so the first
-    server of the intent gets the highest."""
+    """TACPLUS or RADIUS (the key, a placeholder deploy fills, and the source port), one
+    TACPLUS_SERVER or RADIUS_SERVER per server, and AAA|authentication. hostcfgd tries servers by
+    `priority`, highest first (sonic-host-services scripts/hostcfgd: sorted(..., key=priority,
+    reverse=True), for both), so the first server of the intent gets the highest."""
     tables: dict[str, dict[str, Any]] = {}
     methods = ",".join(SONIC_LOGIN_METHODS[m] for m in aaa.login)
     if aaa.tacacs:
@@ -84,6 +84,15 @@ def aaa_tables(aaa: Aaa) -> dict[str, dict[str, Any]]:
         count = len(aaa.tacacs.servers)
         tables["TACPLUS_SERVER"] = {address: {"priority": str(count - n), "tcp_port": "49", "vrf": MGMT_VRF}
                                     for n, address in enumerate(aaa.tacacs.servers)}
+    if aaa.radius:
+        # the same order rule: hostcfgd sorts RADIUS servers by priority, highest first
+        # (sonic-host-services scripts/hostcfgd); the key once, globally, as for TACACS+
+        tables["RADIUS"] = {"global": {"auth_type": "pap", "timeout": str(aaa.radius.timeout_s),
+                                       "retransmit": str(aaa.radius.retransmit), "passkey": aaa.radius.key}}
+        count = len(aaa.radius.servers)
+        tables["RADIUS_SERVER"] = {address: {"priority": str(count - n), "auth_port": "1812", "vrf": MGMT_VRF,
+                                             "src_intf": MGMT_PORT}
+                                   for n, address in enumerate(aaa.radius.servers)}
     # AAA|authorization stays the default (local): SONiC's `tacacs+` there sends every command to the
     # servers for approval (sonic-system-aaa.yang), more than EOS's `aaa authorization exec`; the
     # privilege level still comes from TACACS+ at login (SONiC's tacplus NSS module).
