@@ -318,5 +318,6 @@ def test_an_aaa_override_gives_the_atsws_radius_and_keeps_tacacs_elsewhere():
 def test_two_aaa_overrides_of_one_layer_on_a_switch_are_a_design_error(small_data, write_fabric):
     small_data["services"]["overrides"].append({"tiers": ["atsw"], "aaa": {"login": ["local"]}})
     result = run_cli("validate", str(write_fabric(small_data)))
-    assert result.exit_code == 1 and "NG603" in result.stdout + result.stderr
-    assert "services.overrides[3].aaa and services.overrides[4].aaa (both of layer tier)" in result.stdout + result.stderr
+    shown = result.stdout + result.stderr
+    assert result.exit_code == 1 and "NG603" in shown
+    assert "services.overrides[3].aaa and services.overrides[4].aaa (both of layer tier)" in shown
