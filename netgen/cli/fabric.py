@@ -183,10 +183,14 @@ def _print_summary(s: dict[str, Any]) -> None:
               help="Output directory: DIR/<device>/<file>. Replaced whole, atomically.")
 @click.option("--device", "devices", multiple=True, metavar="NAME", help="Render only these devices (repeatable).")
 @click.option("--check", is_flag=True, help="Render and check against the NOS models, write nothing.")
+@click.option("--no-reuse", is_flag=True,
+              help="Render every device, even those whose inputs are unchanged since DIR was written.")
 @json_option
-def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bool, as_json: bool) -> None:
+def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bool, no_reuse: bool,
+           as_json: bool) -> None:
     """Render device configs (SONiC: config_db.json + frr.conf) and check each against what its NOS
-    accepts (SONiC: typed models of the YANG tables). Nothing is written on any error."""
+    accepts (SONiC: typed models of the YANG tables). Nothing is written on any error. A device whose
+    inputs, netgen and templates are those DIR was written with keeps its files (see --no-reuse)."""
     if output is None and not check:
         raise click.UsageError("give an output directory with -o DIR, or --check to only render and check")
     try:
@@ -207,7 +211,7 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
     try:
         with progress(len(selected), "rendering") as advance:
             result = render_fabric(ctx, None if check else output, list(devices) or None,
-                                   progress=lambda _device: advance())
+                                   progress=lambda _device: advance(), reuse=not no_reuse)
     except OutputDirError as exc:  # DIR may not be replaced, or the OS refused: exit 2, never a traceback
         if as_json:
             emit_json({"ok": False, "exit_code": EXIT_INPUT, "error": str(exc), "path": str(exc.path),
@@ -231,12 +235,13 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
                "checked_only": check, "devices": len(result.devices),
                "files": result.files, "bytes": result.bytes, "warnings": warnings,
                "skipped": {nos: len(names) for nos, names in result.skipped.items()},
-               "unchecked": result.unchecked}
+               "reused": len(result.reused), "unchecked": result.unchecked}
     if as_json:
         emit_json(payload)
     else:
         where = "checked, nothing written" if check else f"into {escape(str(result.output))}"
-        out.print(f"[bold green]rendered[/] {len(result.devices)} device(s), {result.files} files,"
+        kept = f" ({len(result.reused)} unchanged since the last render, kept)" if result.reused else ""
+        out.print(f"[bold green]rendered[/] {len(result.devices)} device(s){kept}, {result.files} files,"
                   f" {result.bytes / 1e6:.1f} MB, all accepted by their NOS models; {where}")
         for nos, names in sorted(result.skipped.items()):
             out.print(f"[yellow]skipped[/] {len(names)} {nos} device(s): no {nos} renderer yet")

@@ -32,6 +32,7 @@ from netgen.diff.grouping import DEVICE, ChangeGroup, describe, device_ranges, g
 from netgen.intent import NetgenInputError, load_fabric
 from netgen.intent.secrets import redact
 from netgen.platforms.custom import PROVENANCE_FILE
+from netgen.platforms.render import MARKER
 from netgen.topology import expand
 
 RenderedTree = dict[str, dict[str, str]]  # device -> file name -> content
@@ -307,6 +308,25 @@ def render_tree(root: Path, fabric: str, out: Path) -> RenderedTree:
     return tree
 
 
+def _render_head(root: Path, fabric: str, work: Path) -> RenderedTree:
+    """The head's render, into the base's output when the base's netgen wrote render keys: the
+    head's netgen then keeps every device whose key (inputs, code, templates) is the base's, so an
+    intent change renders only the devices it reaches. A head whose netgen cannot take that
+    directory over is rendered afresh."""
+    if _has_render_keys(work / "base-out"):
+        with contextlib.suppress(RevisionError):
+            return render_tree(root, fabric, work / "base-out")
+    return render_tree(root, fabric, work / "head-out")
+
+
+def _has_render_keys(out: Path) -> bool:
+    try:
+        doc = json.loads((out / MARKER).read_bytes())
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and isinstance(doc.get("devices"), dict)
+
+
 def _why(done: subprocess.CompletedProcess[str]) -> str:
     """The design or input errors from `netgen render --json`, else the output's tail."""
     try:
@@ -494,7 +514,7 @@ def diff_revisions(repo: Path, fabric: str, base: str, head: str | None) -> Revi
             head_root = work / "head"
             head_root.mkdir()
             head_id = export_revision(repo, head, head_root)
-        new = render_tree(head_root, fabric, work / "head-out")
+        new = _render_head(head_root, fabric, work)
         head_roles, head_zones = placement_of(head_root, fabric)
     return compare(old, new, f"{base} ({base_id[:12]})",
                    head_id if head is None else f"{head} ({head_id[:12]})", fabric, roles | head_roles,

@@ -29,6 +29,16 @@ class RenderedFile:
     unchecked: str | None = None  # why part of this file could not be checked here (the render says so)
 
 
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """One device's render inputs. `cacheable`: False when the render also runs a check outside
+    netgen whose verdict may change with the machine (FRR's parser for custom FRR lines)."""
+
+    device: str
+    inputs: object  # picklable and a plain value: frozen dataclasses, tuples, lists, dicts, pydantic models
+    cacheable: bool = True
+
+
 class RenderError(Exception):
     """A rendered file failed its own syntax or model check: a netgen bug, never written out."""
 
@@ -39,13 +49,24 @@ class RenderInputError(Exception):
 
 
 class RendererPlugin(Protocol):
+    """`prepare` gathers everything a device's files depend on (its view, the custom blocks that
+    reach it, the model flags the checks read) into one picklable value; `render` turns that value,
+    and nothing else, into files. The render cache keys a device on its prepared value, so a plugin
+    whose `render` read anything more would be served stale files."""
+
     nos: ClassVar[str]
 
-    def render_device(self, ctx: DesignContext, device: Device) -> list[RenderedFile]: ...
+    def prepare(self, ctx: DesignContext, device: Device) -> Prepared: ...
+
+    def render(self, prepared: Prepared) -> list[RenderedFile]: ...
 
     def check_device(self, ctx: DesignContext, device: Device, files: list[RenderedFile]) -> list[str]:
         """Problems the target NOS would reject in these files (empty = accepted)."""
         ...
+
+
+def render_device(plugin: RendererPlugin, ctx: DesignContext, device: Device) -> list[RenderedFile]:
+    return plugin.render(plugin.prepare(ctx, device))
 
 
 PLUGINS: dict[str, RendererPlugin] = {}

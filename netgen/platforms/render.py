@@ -9,32 +9,47 @@ files its manifest lists, unchanged. Nothing is followed through a symbolic link
 as the marker or anywhere inside DIR is refused. The new DIR keeps the old one's mode and owner
 (as far as the OS lets us); a new DIR gets the default mode of the umask. Every OS failure is an
 OutputDirError naming the path and the OS reason, and leaves everything as it was.
+
+Render cache: the manifest keeps each device's key, a digest of everything its files depend on
+(the plugin's prepared inputs, netgen's code and templates, Jinja and Python). A device whose key
+matches the one DIR was written with is not rendered again: its files, verified unchanged, are
+hard-linked into the new directory (copied where links cannot be made), so the output is the same
+bytes a cold render writes and is still swapped in whole.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import hashlib
+import io
 import json
 import multiprocessing
 import os
+import pickle
 import secrets
 import shutil
 import stat
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import jinja2
+from pydantic import BaseModel
 
 from netgen.checks import DesignContext
 from netgen.platforms import base
-from netgen.platforms.base import RenderedFile, RenderError
+from netgen.platforms.base import Prepared, RenderedFile, RenderError
 from netgen.topology.model import Device
 
 ProgressHook = Callable[[Device], None]
 MARKER = ".netgen-render"  # the manifest of an output directory: netgen may replace what it lists
-MANIFEST_FORMAT = 1
+MANIFEST_FORMAT = 2  # 2 adds "devices": each device's render key (format 1 is still read)
+READABLE_FORMATS = (1, 2)
 LEGACY_MARKER = b"rendered by netgen"  # the plain-text marker of netgen before the manifest
 LEGACY_FILES = ("config_db.json", "frr.conf")  # what those wrote per device, besides <device>.cfg
 MARKER_LIMIT = 64 << 20  # bytes; a manifest of 100k files is ~15 MB
@@ -68,10 +83,58 @@ class RenderResult:
     bytes: int = 0
     skipped: dict[str, list[str]] = field(default_factory=dict)  # nos -> devices without a renderer
     unchecked: list[str] = field(default_factory=list)  # what no check here could read (RenderedFile.unchecked)
+    reused: list[str] = field(default_factory=list)  # devices taken unchanged from the previous render in DIR
 
 
-def _render_one(ctx: DesignContext, plugin: base.RendererPlugin, device: Device) -> list[RenderedFile]:
-    files = plugin.render_device(ctx, device)
+@functools.cache
+def code_digest() -> bytes:
+    """What a render key must change with besides the device's inputs: netgen's code (a plugin's
+    `render` is code), the templates, and the Jinja and Python that run them."""
+    digest = hashlib.sha256(f"{sys.version}\0{jinja2.__version__}\0".encode())
+    package = Path(__file__).resolve().parents[1]
+    for root, pattern in ((package, "*.py"), (Path(base.TEMPLATE_ROOT), "*")):
+        for path in sorted(p for p in root.rglob(pattern) if p.is_file() and "__pycache__" not in p.parts):
+            digest.update(f"{path.relative_to(root)}\0".encode() + path.read_bytes() + b"\0")
+    return digest.digest()
+
+
+class _StablePickler(pickle.Pickler):
+    """Pickles the same value to the same bytes in every process: sets (whose order follows the
+    per-process string hash seed) sorted, pydantic models as their JSON."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, (set, frozenset)):
+            return (sorted, (sorted(obj, key=repr),))
+        if isinstance(obj, BaseModel):
+            return (str, (f"{type(obj).__qualname__}{obj.model_dump_json()}",))
+        return NotImplemented
+
+
+def render_key(nos: str, prepared: Prepared) -> str | None:
+    """The device's render key (None: not cacheable). Equal keys mean equal files."""
+    if not prepared.cacheable:
+        return None
+    buffer = io.BytesIO()
+    _StablePickler(buffer, protocol=5).dump((nos, prepared.device, prepared.inputs))
+    return hashlib.sha256(code_digest() + buffer.getvalue()).hexdigest()
+
+
+# A device's outcome: its key, and its files (None: the previous render's files are reused).
+Outcome = tuple[str | None, list[RenderedFile] | None]
+
+
+def _render_one(ctx: DesignContext, plugin: base.RendererPlugin, device: Device,
+                previous: Mapping[str, str] | None) -> Outcome:
+    """`previous`: the keys of the files in DIR (None: an in-memory render, which needs no key)."""
+    prepared = plugin.prepare(ctx, device)
+    key = render_key(plugin.nos, prepared) if previous is not None else None
+    if key is not None and previous is not None and previous.get(device.name) == key:
+        return key, None
+    return key, _checked(ctx, plugin, device, plugin.render(prepared))
+
+
+def _checked(ctx: DesignContext, plugin: base.RendererPlugin, device: Device,
+             files: list[RenderedFile]) -> list[RenderedFile]:
     # Every file is checked against what the NOS accepts before anything is written.
     problems = plugin.check_device(ctx, device, files)
     if problems:
@@ -87,12 +150,12 @@ PARALLEL_MIN_DEVICES = 64
 CHUNK_DEVICES = 32
 WORKERS_ENV = "NETGEN_RENDER_WORKERS"  # 1: render in this process only
 # what the workers inherit: set just before the pool forks, emptied after
-_FORKED: list[tuple[DesignContext, dict[str, base.RendererPlugin]]] = []
+_FORKED: list[tuple[DesignContext, dict[str, base.RendererPlugin], Mapping[str, str] | None]] = []
 
 
-def _render_chunk(names: list[str]) -> list[tuple[str, list[RenderedFile]]]:
-    ctx, plugins = _FORKED[0]
-    return [(name, _render_one(ctx, plugins[ctx.topology.devices[name].nos], ctx.topology.devices[name]))
+def _render_chunk(names: list[str]) -> list[tuple[str, Outcome]]:
+    ctx, plugins, previous = _FORKED[0]
+    return [(name, _render_one(ctx, plugins[ctx.topology.devices[name].nos], ctx.topology.devices[name], previous))
             for name in names]
 
 
@@ -115,6 +178,14 @@ def render_devices(ctx: DesignContext, devices: Iterable[Device],
     """Render in memory: device name -> files, plus the devices whose NOS has no renderer yet. Devices
     keep their order whatever the number of worker processes; a worker's RenderError or
     RenderInputError reaches the caller as itself."""
+    outcomes, skipped = _render_outcomes(ctx, devices, None, progress)
+    return {name: files for name, (_, files) in outcomes.items() if files is not None}, skipped
+
+
+def _render_outcomes(ctx: DesignContext, devices: Iterable[Device], previous: Mapping[str, str] | None,
+                     progress: ProgressHook | None) -> tuple[dict[str, Outcome], dict[str, list[str]]]:
+    """render_devices, with each device's key when `previous` is given; a device whose key is its
+    `previous` one is not rendered (its files: None)."""
     plugins = load_plugins()
     skipped: dict[str, list[str]] = {}
     todo: list[Device] = []
@@ -126,15 +197,15 @@ def render_devices(ctx: DesignContext, devices: Iterable[Device],
             if progress:
                 progress(device)
     workers = render_workers(len(todo))
-    rendered: dict[str, list[RenderedFile]] = {}
+    rendered: dict[str, Outcome] = {}
     if workers == 1:
         for device in todo:
-            rendered[device.name] = _render_one(ctx, plugins[device.nos], device)
+            rendered[device.name] = _render_one(ctx, plugins[device.nos], device, previous)
             if progress:
                 progress(device)
         return rendered, skipped
     chunks = [[d.name for d in todo[i:i + CHUNK_DEVICES]] for i in range(0, len(todo), CHUNK_DEVICES)]
-    _FORKED[:] = [(ctx, plugins)]
+    _FORKED[:] = [(ctx, plugins, previous)]
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             for chunk, done in zip(chunks, pool.map(_render_chunk, chunks), strict=True):
@@ -171,6 +242,12 @@ def _named(paths: list[str]) -> str:
 
 def _read_manifest(folder: Path, shown: Path) -> Manifest | None:
     """The manifest in folder's marker (None: a plain-text marker of an older netgen)."""
+    read = _read_marker(folder, shown)
+    return None if read is None else read[0]
+
+
+def _read_marker(folder: Path, shown: Path) -> tuple[Manifest, dict[str, str]] | None:
+    """The manifest in folder's marker and its render keys per device (None: a plain-text marker)."""
     marker, where = folder / MARKER, shown / MARKER
     st = os.lstat(marker)
     if not stat.S_ISREG(st.st_mode):
@@ -186,8 +263,9 @@ def _read_manifest(folder: Path, shown: Path) -> Manifest | None:
         if len(data) > MARKER_LIMIT:
             raise ValueError(f"larger than {MARKER_LIMIT} bytes")
         doc = json.loads(data)
-        if not isinstance(doc, dict) or doc.get("format") != MANIFEST_FORMAT or not isinstance(doc.get("files"), dict):
-            raise ValueError(f"not a format {MANIFEST_FORMAT} manifest")
+        if (not isinstance(doc, dict) or doc.get("format") not in READABLE_FORMATS
+                or not isinstance(doc.get("files"), dict) or not isinstance(doc.get("devices", {}), dict)):
+            raise ValueError(f"not a format {' or '.join(map(str, READABLE_FORMATS))} manifest")
         manifest: Manifest = {}
         for name, entry in doc["files"].items():
             parts = name.split("/")
@@ -197,10 +275,17 @@ def _read_manifest(folder: Path, shown: Path) -> Manifest | None:
             if type(size) is not int or not isinstance(digest, str) or len(digest) != 64:
                 raise ValueError(f"bad entry {name!r}")
             manifest[name] = (size, digest)
+        keys: dict[str, str] = {}
+        for device, entry in doc.get("devices", {}).items():
+            key = entry.get("key") if isinstance(entry, dict) else None
+            if key is not None and not (isinstance(key, str) and len(key) == 64):
+                raise ValueError(f"bad device entry {device!r}")
+            if key is not None:
+                keys[device] = key
     except (ValueError, UnicodeDecodeError) as exc:
         raise OutputDirError(f"{where}: not a manifest netgen render wrote ({exc}), so netgen cannot tell its files"
                              f" from yours; move what you need out of {shown} and remove it by hand", where) from None
-    return manifest
+    return manifest, keys
 
 
 def _unchanged(path: str, size: int, digest: str) -> bool:
@@ -327,13 +412,14 @@ def _component(name: str, what: str) -> str:
     return name
 
 
-def _manifest(blobs: Mapping[str, bytes]) -> bytes:
-    files = {name: {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-             for name, data in sorted(blobs.items())}
+def _manifest(entries: Mapping[str, tuple[int, str]], keys: Mapping[str, str]) -> bytes:
+    files = {name: {"bytes": size, "sha256": digest} for name, (size, digest) in sorted(entries.items())}
     doc = {"written_by": "netgen render",
            "note": "`netgen render -o` replaces this directory whole, and refuses while it holds anything"
-                   " not listed here (or a listed file changed)",
-           "format": MANIFEST_FORMAT, "files": files}
+                   " not listed here (or a listed file changed); a device whose render key is unchanged"
+                   " keeps its files",
+           "format": MANIFEST_FORMAT, "files": files,
+           "devices": {device: {"key": key} for device, key in sorted(keys.items())}}
     return (json.dumps(doc, indent=1) + "\n").encode("utf-8")
 
 
@@ -400,29 +486,46 @@ def _take_owner(staging: Path, written: Iterable[Path], uid: int, gid: int) -> N
             os.chown(path, uid, gid, follow_symlinks=False)
 
 
-def write_atomically(rendered: dict[str, list[RenderedFile]], output: Path) -> tuple[int, int]:
+def write_atomically(rendered: dict[str, list[RenderedFile]], output: Path, keys: Mapping[str, str] | None = None,
+                     reused: Iterable[str] = ()) -> tuple[int, int]:
     """Write DIR/<device>/<file> and the manifest into a sibling staging directory, then swap it
-    into place. OutputDirError (nothing changed) when DIR may not be replaced or the OS refuses."""
+    into place. OutputDirError (nothing changed) when DIR may not be replaced or the OS refuses.
+    `keys`: render keys to record per device; `reused`: devices whose files in DIR (verified
+    unchanged) go into the new directory as they are, linked rather than written again."""
     output = output_path(output)
     blobs = {f"{_component(device, 'device')}/{_component(item.name, 'file')}": item.content.encode("utf-8")
              for device, files in rendered.items() for item in files}
+    entries = {name: (len(data), hashlib.sha256(data).hexdigest()) for name, data in blobs.items()}
+    kept = set(reused)
     staging: Path | None = None
     made: list[Path] = []
     try:
         before = _check_replaceable(output)
+        if kept:
+            previous = _read_marker(output, output) if before is not None else None
+            old = {name: entry for name, entry in (previous[0] if previous else {}).items()
+                   if name.split("/", 1)[0] in kept}
+            if {name.split("/", 1)[0] for name in old} != kept:
+                raise RenderError(f"{output}: files of {sorted(kept - {n.split('/', 1)[0] for n in old})[:3]} to"
+                                  " reuse are not in its manifest")
         made = _make_parents(output.parent)
         mode = stat.S_IMODE(before.st_mode) if before is not None else _umask_mode()
         staging = _beside(output, "new")
         if before is None:  # keep the set-group-ID bit a new directory inherits from its parent
             mode |= stat.S_IMODE(os.lstat(staging).st_mode) & stat.S_ISGID
         written: list[Path] = []
-        for device in rendered:
+        for device in [*rendered, *sorted(kept)]:
             os.mkdir(staging / device)
             written.append(staging / device)
         for name, data in blobs.items():
             _write_new(staging / name, data)
             written.append(staging / name)
-        _write_new(staging / MARKER, _manifest(blobs))
+        if kept:
+            for name, entry in old.items():
+                _link_or_copy(output / name, staging / name)
+                written.append(staging / name)
+                entries[name] = entry
+        _write_new(staging / MARKER, _manifest(entries, keys or {}))
         written.append(staging / MARKER)
         if before is not None:
             _take_owner(staging, written, before.st_uid, before.st_gid)
@@ -435,7 +538,21 @@ def write_atomically(rendered: dict[str, list[RenderedFile]], output: Path) -> t
     except BaseException:
         _discard(staging, made)
         raise
-    return len(blobs), sum(len(data) for data in blobs.values())
+    return len(entries), sum(size for size, _ in entries.values())
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    """The previous render's file in the new directory without writing it again: a hard link (the
+    same file system: staging is beside DIR), or a copy where the file system has no links. If the
+    old file changes before the swap, the swap's second look at the old DIR refuses."""
+    try:
+        os.link(source, target, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK, errno.EXDEV):
+            raise
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as fh:
+            _write_new(target, fh.read())
 
 
 def _swap(staging: Path, output: Path, replacing: bool) -> None:
@@ -476,17 +593,40 @@ def _discard(staging: Path | None, made: list[Path]) -> None:
 
 
 def render_fabric(ctx: DesignContext, output: Path | None, names: list[str] | None = None,
-                  progress: ProgressHook | None = None) -> RenderResult:
-    """Render and check every selected device; write them to `output` unless it is None (check only)."""
+                  progress: ProgressHook | None = None, *, reuse: bool = True) -> RenderResult:
+    """Render and check every selected device; write them to `output` unless it is None (check only).
+    `reuse`: keep the files of devices whose render key is the one `output` was written with."""
+    previous: dict[str, str] | None = None
     if output is not None:
-        check_output_dir(output)  # refuse before spending the render time
+        previous = previous_keys(output) if reuse else {}  # refuses before spending the render time
     devices = [ctx.topology.devices[n] for n in names] if names else list(ctx.topology.devices.values())
-    rendered, skipped = render_devices(ctx, devices, progress)
+    outcomes, skipped = _render_outcomes(ctx, devices, previous, progress)
+    rendered = {name: files for name, (_, files) in outcomes.items() if files is not None}
     unchecked = [f.unchecked for name in sorted(rendered) for f in rendered[name] if f.unchecked]
     if output is None:
         sizes = [len(f.content.encode("utf-8")) for files in rendered.values() for f in files]
         return RenderResult(output=Path(), devices=sorted(rendered), files=len(sizes), bytes=sum(sizes),
                             skipped=skipped, unchecked=unchecked)
-    files, size = write_atomically(rendered, output)
-    return RenderResult(output=output, devices=sorted(rendered), files=files, bytes=size, skipped=skipped,
-                        unchecked=unchecked)
+    keys = {name: key for name, (key, _) in outcomes.items() if key is not None}
+    reused = sorted(name for name, (_, files) in outcomes.items() if files is None)
+    files, size = write_atomically(rendered, output, keys, reused)
+    return RenderResult(output=output, devices=sorted(outcomes), files=files, bytes=size, skipped=skipped,
+                        unchecked=unchecked, reused=reused)
+
+
+def previous_keys(output: Path) -> dict[str, str]:
+    """The render keys of the devices in `output` (empty for a new or empty DIR, or one written
+    without keys); OutputDirError, as check_output_dir, when netgen may not replace it."""
+    check_output_dir(output)
+    output = output_path(output)
+    try:
+        if _lstat(output / MARKER) is None:
+            return {}
+        read = _read_marker(output, output)
+    except OSError as exc:
+        raise _os_failure(exc, output) from None
+    if read is None:
+        return {}
+    manifest, keys = read
+    present = {name.split("/", 1)[0] for name in manifest}
+    return {device: key for device, key in keys.items() if device in present}

@@ -215,3 +215,28 @@ def test_a_revision_archive_cannot_write_outside_its_tree(name, kind, link, refu
     with tarfile.open(fileobj=buffer) as tar:
         tar.members = [m for m in tar.getmembers() if m.name == "netgen/ok.py"]
         assert [m.name for m in _safe_members(tar, "pr-head")] == ["netgen/ok.py"]
+
+
+def test_the_head_keeps_the_bases_files_of_every_device_the_change_does_not_reach(repo, tmp_path):
+    """The head renders into the base's output: devices whose render key is the base's keep the
+    base's very files (same inodes), and the diff is what rendering both afresh gives."""
+    from netgen.diff.revisions import _render_head, export_revision, render_tree  # noqa: PLC0415
+
+    commit_change(repo, "ntp-zone2-keep",
+                  lambda d: d["services"]["overrides"][0].update(ntp={"servers": ["192.0.2.9"]}))
+    for ref in ("base", "ntp-zone2-keep"):
+        (tmp_path / ref).mkdir()
+        export_revision(repo, ref, tmp_path / ref)
+    work = tmp_path / "work"
+    work.mkdir()
+    base = render_tree(tmp_path / "base", FABRIC, work / "base-out")
+    inodes = {p: p.stat().st_ino for p in (work / "base-out").rglob("*") if p.is_file()}
+    head = _render_head(tmp_path / "ntp-zone2-keep", FABRIC, work)
+    assert not (work / "head-out").exists()
+    kept = {p.parent.name for p, inode in inodes.items() if p.exists() and p.stat().st_ino == inode}
+    changed = {name for name in base if base[name] != head.get(name)}
+    assert changed == {f"z02-{tier}{n:0{3 if tier == 'rtsw' else 2}d}" for tier in ("rtsw", "ctsw")
+                       for n in range(1, 5)} - {"z02-rtsw001"}  # z02-rtsw001 has its own NTP server
+    # everything unchanged and cacheable was kept (zone 1's SONiC RTSWs carry custom FRR lines)
+    assert kept == set(base) - changed - {f"z01-rtsw00{n}" for n in range(1, 5)}
+    assert head == render_tree(tmp_path / "ntp-zone2-keep", FABRIC, tmp_path / "fresh-out")

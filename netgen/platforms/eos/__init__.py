@@ -2,24 +2,38 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from netgen.checks import DesignContext
-from netgen.platforms.base import RenderedFile, register, template_env
+from netgen.intent.custom import CustomConfig
+from netgen.platforms.base import Prepared, RenderedFile, register, template_env
 from netgen.platforms.custom import blocks_for, merge_eos
 from netgen.platforms.eos.structure import check_eos_config
-from netgen.platforms.eos.view import build_view
+from netgen.platforms.eos.view import EosView, build_view
 from netgen.topology.model import Device
+
+
+@dataclass(frozen=True, slots=True)
+class EosInputs:
+    view: EosView
+    blocks: tuple[CustomConfig, ...]  # custom_config reaching the device, in layering order
 
 
 class EosRenderer:
     nos: ClassVar[str] = "eos"
 
-    def render_device(self, ctx: DesignContext, device: Device) -> list[RenderedFile]:
-        text = template_env("eos").get_template("device.cfg.j2").render(v=build_view(ctx, device))
+    def prepare(self, ctx: DesignContext, device: Device) -> Prepared:
+        return Prepared(device.name, EosInputs(build_view(ctx, device),
+                                               tuple(blocks_for(ctx.fabric.custom_config, device))))
+
+    def render(self, prepared: Prepared) -> list[RenderedFile]:
+        inputs = prepared.inputs
+        assert isinstance(inputs, EosInputs)
+        text = template_env("eos").get_template("device.cfg.j2").render(v=inputs.view)
         # custom_config blocks after netgen's own blocks; the whole file is then checked as one
-        text = merge_eos(text, blocks_for(ctx.fabric.custom_config, device), device.name)
-        return [RenderedFile(f"{device.name}.cfg", text)]
+        text = merge_eos(text, list(inputs.blocks), prepared.device)
+        return [RenderedFile(f"{prepared.device}.cfg", text)]
 
     def check_device(self, ctx: DesignContext, device: Device, files: list[RenderedFile]) -> list[str]:
         return check_eos_config(files[0].content)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from netgen.checks import DesignContext
 from netgen.intent.custom import CustomConfig
-from netgen.platforms.base import RenderedFile, RenderError, register, template_env
+from netgen.platforms.base import Prepared, RenderedFile, RenderError, register, template_env
 from netgen.platforms.custom import (
     PROVENANCE_FILE,
     CustomConfigError,
@@ -41,34 +42,47 @@ def render_config_db(view: SonicView) -> dict[str, Any]:
     return tables
 
 
+@dataclass(frozen=True, slots=True)
+class SonicInputs:
+    view: SonicView
+    blocks: tuple[CustomConfig, ...]  # custom_config with SONiC parts reaching the device, in layering order
+    rdma_hash: bool  # the model's release takes the RDMA hash fields (what the YANG check accepts)
+
+
 class SonicRenderer:
     nos: ClassVar[str] = "sonic"
 
-    def render_device(self, ctx: DesignContext, device: Device) -> list[RenderedFile]:
-        view = build_view(ctx, device)
+    def prepare(self, ctx: DesignContext, device: Device) -> Prepared:
+        blocks = tuple(b for b in blocks_for(ctx.fabric.custom_config, device) if b.sonic_config_db or b.frr)
+        inputs = SonicInputs(build_view(ctx, device), blocks, ctx.model(device).capabilities.bth_dest_qp_hash)
+        # custom FRR lines are judged by the FRR installed here (vtysh --dryrun): never served from a cache
+        return Prepared(device.name, inputs, cacheable=not any(b.frr for b in blocks))
+
+    def render(self, prepared: Prepared) -> list[RenderedFile]:
+        inputs = prepared.inputs
+        assert isinstance(inputs, SonicInputs)
+        view = inputs.view
         config_db = render_config_db(view)
         frr = template_env("sonic").get_template("frr.conf.j2").render(v=view)
-        blocks = [b for b in blocks_for(ctx.fabric.custom_config, device) if b.sonic_config_db or b.frr]
-        if not blocks:
+        if not inputs.blocks:
             return [
                 RenderedFile("config_db.json", json.dumps(config_db, indent=2, sort_keys=True) + "\n"),
                 RenderedFile("frr.conf", frr),
             ]
-        return self._with_custom(ctx, device, config_db, frr, blocks)
+        return self._with_custom(prepared.device, inputs.rdma_hash, config_db, frr, list(inputs.blocks))
 
-    def _with_custom(self, ctx: DesignContext, device: Device, config_db: dict[str, Any], frr: str,
+    def _with_custom(self, device_name: str, rdma: bool, config_db: dict[str, Any], frr: str,
                      blocks: list[CustomConfig]) -> list[RenderedFile]:
         """netgen's files plus the custom blocks, each addition checked here so that a problem is
         reported as the block's (exit 2), not as a netgen bug; custom-config.json names the source
         of every added CONFIG_DB field and FRR block, for diffs and reviewers."""
-        merged = merge_config_db(config_db, blocks, device.name)
+        merged = merge_config_db(config_db, blocks, device_name)
         label = "/".join(b.name for b in blocks if b.sonic_config_db)
         if merged.provenance:
-            rdma = ctx.model(device).capabilities.bth_dest_qp_hash
             before = set(check_config_db(config_db, rdma_hash=rdma))
             added = [p for p in check_config_db(merged.config, rdma_hash=rdma) if p not in before]
             if added:
-                raise CustomConfigError(label, device.name, "SONiC's YANG models reject config_db.json with the"
+                raise CustomConfigError(label, device_name, "SONiC's YANG models reject config_db.json with the"
                                         " block's rows: " + "; ".join(added[:5]))
         frr_blocks = [b for b in blocks if b.frr is not None]
         frr_text = merge_frr(frr, frr_blocks)
@@ -76,10 +90,10 @@ class SonicRenderer:
         if frr_blocks:
             verdict = frr_problems(frr_text)
             if verdict is None:
-                unchecked = (f"{device.name}/frr.conf: custom_config FRR lines not checked (FRR's vtysh is not"
+                unchecked = (f"{device_name}/frr.conf: custom_config FRR lines not checked (FRR's vtysh is not"
                              " installed here; apt-get install frr)")
             elif verdict:
-                raise CustomConfigError("/".join(b.name for b in frr_blocks), device.name,
+                raise CustomConfigError("/".join(b.name for b in frr_blocks), device_name,
                                         "FRR rejects frr.conf with the block's lines (vtysh --dryrun): "
                                         + "; ".join(verdict))
         provenance = {"config_db": merged.provenance, "frr": [b.name for b in frr_blocks]}

@@ -1,0 +1,125 @@
+"""The render cache: a device whose render key (its prepared inputs, netgen's code and templates)
+is the one DIR was written with keeps its files, linked into the new DIR rather than rendered and
+written again; the output is byte for byte what a cold render writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from netgen.platforms import render
+from netgen.platforms.render import MARKER
+from tests.conftest import SMALL, run_cli
+
+pytestmark = pytest.mark.render
+
+# zone 1's SONiC RTSWs take custom FRR lines (frr-log-precision), which only FRR here can judge:
+# they are rendered every time
+NEVER_KEPT = {"z01-rtsw001", "z01-rtsw002", "z01-rtsw003", "z01-rtsw004"}
+
+
+def _render(fabric: Path, out: Path, *extra: str) -> dict:
+    result = run_cli("render", str(fabric), "-o", str(out), "--json", *extra)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def _tree(out: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def _inodes(out: Path) -> dict[str, int]:
+    return {str(p.relative_to(out)): p.stat().st_ino for p in out.rglob("*") if p.is_file() and p.name != MARKER}
+
+
+def _kept(before: dict[str, int], after: dict[str, int]) -> set[str]:
+    """Devices all of whose files are the very files (inodes) of the previous render."""
+    devices = {name.split("/")[0] for name in after}
+    return {d for d in devices
+            if all(before.get(n) == i for n, i in after.items() if n.split("/")[0] == d)}
+
+
+def test_an_unchanged_fabric_keeps_every_cacheable_device_and_the_bytes(tmp_path):
+    out, cold = tmp_path / "out", tmp_path / "cold"
+    first = _render(SMALL, out)
+    assert first["reused"] == 0 and first["devices"] == 18
+    inodes = _inodes(out)
+    again = _render(SMALL, out)
+    assert again["reused"] == 18 - len(NEVER_KEPT) and again["devices"] == 18
+    assert again["files"] == first["files"] and again["bytes"] == first["bytes"]
+    assert _kept(inodes, _inodes(out)) == {p.split("/")[0] for p in inodes} - NEVER_KEPT
+    _render(SMALL, cold, "--no-reuse")
+    assert _tree(out) == _tree(cold)  # the manifest too: the same keys, sizes and digests
+
+
+def test_a_change_re_renders_only_the_devices_it_reaches(small_data, write_fabric, tmp_path):
+    out, cold = tmp_path / "out", tmp_path / "cold"
+    _render(write_fabric(small_data), out)
+    inodes = _inodes(out)
+    # zone 2's NTP pair changes: zone 2's switches but z02-rtsw001 (which has its own server)
+    small_data["services"]["overrides"][0]["ntp"]["servers"] = ["192.0.2.200"]
+    changed = write_fabric(small_data)
+    report = _render(changed, out)
+    every = {p.split("/")[0] for p in inodes}
+    reached = {d for d in every if d.startswith("z02-")} - {"z02-rtsw001"}
+    assert _kept(inodes, _inodes(out)) == every - reached - NEVER_KEPT
+    assert report["reused"] == len(every - reached - NEVER_KEPT)
+    _render(changed, cold, "--no-reuse")
+    assert _tree(out) == _tree(cold)
+
+
+def test_new_netgen_code_re_renders_everything(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    _render(SMALL, out)
+    inodes = _inodes(out)
+    monkeypatch.setattr(render, "code_digest", lambda: b"another netgen")
+    assert _render(SMALL, out)["reused"] == 0
+    assert _kept(inodes, _inodes(out)) == set()
+
+
+def test_no_reuse_renders_everything_and_writes_the_same_bytes(tmp_path):
+    out = tmp_path / "out"
+    _render(SMALL, out)
+    before = _tree(out)
+    assert _render(SMALL, out, "--no-reuse")["reused"] == 0
+    assert _tree(out) == before
+
+
+def test_a_directory_written_without_keys_is_rendered_whole(tmp_path):
+    """A format-1 manifest (netgen before the cache) is still replaceable; nothing is reused from it."""
+    out = tmp_path / "out"
+    _render(SMALL, out)
+    doc = json.loads((out / MARKER).read_text())
+    doc["format"] = 1
+    del doc["devices"]
+    (out / MARKER).write_text(json.dumps(doc))
+    assert _render(SMALL, out)["reused"] == 0
+    assert json.loads((out / MARKER).read_text())["format"] == 2
+
+
+def test_a_changed_file_is_refused_not_reused(tmp_path):
+    out = tmp_path / "out"
+    _render(SMALL, out)
+    target = out / "z02-rtsw001" / "z02-rtsw001.cfg"
+    target.write_text(target.read_text() + "! hand edit\n")
+    result = run_cli("render", str(SMALL), "-o", str(out), "--json")
+    assert result.exit_code == 2 and "changed since netgen wrote it" in json.loads(result.stdout)["error"]
+    assert target.read_text().endswith("! hand edit\n")
+
+
+def test_keys_are_the_same_in_every_process(tmp_path):
+    """Another process (another string hash seed, so another set order) computes the same keys."""
+    out = tmp_path / "out"
+    reused = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-m", "netgen.cli", "render", str(SMALL), "-o", str(out), "--json"],
+                              capture_output=True, text=True, env=env, check=False)
+        assert done.returncode == 0, done.stderr
+        reused.append(json.loads(done.stdout)["reused"])
+    assert reused == [0, 18 - len(NEVER_KEPT)]
