@@ -75,7 +75,7 @@ def frr_digest(text: str) -> str:
 
 def db_digest(config: Mapping[str, Any]) -> str:
     return digest(json.dumps({k: v for k, v in config.items() if k != "bgpraw"}, sort_keys=True))
-# The CONFIG_DB tables netgen's templates write (templates/sonic/config_db/; tests/deploy/test_ownership.py
+# The CONFIG_DB tables netgen writes (platforms/sonic/config_db.py; tests/deploy/test_ownership.py
 # checks every rendered table is listed): the intent's rows replace the device's, and a device's row that
 # the intent does not have is removed. frr.conf is netgen's file as a whole (split-unified mode).
 MANAGED_TABLES = ("DEVICE_METADATA", "PORT", "INTERFACE", "LOOPBACK_INTERFACE", "VLAN", "VLAN_MEMBER",

@@ -1,4 +1,5 @@
-"""SONiC renderer: config_db.json (templates/sonic/config_db/*.j2, one per feature) and frr.conf."""
+"""SONiC renderer: config_db.json (built as data, one function per feature: config_db.py, serialized
+once) and frr.conf (templates/sonic/frr.conf.j2)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import orjson
+
 from netgen.checks import DesignContext
 from netgen.intent.custom import CustomConfig
-from netgen.platforms.base import Prepared, RenderedFile, RenderError, register, template_env
+from netgen.platforms.base import Prepared, RenderedFile, register, template_env
 from netgen.platforms.custom import (
     PROVENANCE_FILE,
     CustomConfigError,
@@ -17,29 +20,11 @@ from netgen.platforms.custom import (
     merge_config_db,
     merge_frr,
 )
+from netgen.platforms.sonic.config_db import config_db as build_config_db
+from netgen.platforms.sonic.config_db import serialized
 from netgen.platforms.sonic.schema import check_config_db
 from netgen.platforms.sonic.view import SonicView, build_view
 from netgen.topology.model import Device
-
-# One template per feature; each renders a JSON object of whole tables.
-CONFIG_DB_PARTS = ("device_metadata", "ports", "interfaces", "qos_maps", "scheduling", "buffers", "pfcwd", "hash",
-                   "services")
-
-
-def render_config_db(view: SonicView) -> dict[str, Any]:
-    env = template_env("sonic")
-    tables: dict[str, Any] = {}
-    for part in CONFIG_DB_PARTS:
-        text = env.get_template(f"config_db/{part}.j2").render(v=view)
-        try:
-            fragment = json.loads(text)
-        except json.JSONDecodeError as exc:  # a template bug: never write broken JSON
-            raise RenderError(f"{view.hostname}: config_db/{part}.j2 produced invalid JSON: {exc}") from None
-        overlap = tables.keys() & fragment.keys()
-        if overlap:
-            raise RenderError(f"{view.hostname}: config_db/{part}.j2 repeats tables {sorted(overlap)}")
-        tables.update(fragment)
-    return tables
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +47,11 @@ class SonicRenderer:
         inputs = prepared.inputs
         assert isinstance(inputs, SonicInputs)
         view = inputs.view
-        config_db = render_config_db(view)
+        config_db = build_config_db(view)
         frr = template_env("sonic").get_template("frr.conf.j2").render(v=view)
         if not inputs.blocks:
             return [
-                RenderedFile("config_db.json", json.dumps(config_db, indent=2, sort_keys=True) + "\n"),
+                RenderedFile("config_db.json", serialized(config_db)),
                 RenderedFile("frr.conf", frr),
             ]
         return self._with_custom(prepared.device, inputs.rdma_hash, config_db, frr, list(inputs.blocks))
@@ -98,7 +83,7 @@ class SonicRenderer:
                                         + "; ".join(verdict))
         provenance = {"config_db": merged.provenance, "frr": [b.name for b in frr_blocks]}
         return [
-            RenderedFile("config_db.json", json.dumps(merged.config, indent=2, sort_keys=True) + "\n"),
+            RenderedFile("config_db.json", serialized(merged.config)),
             RenderedFile("frr.conf", frr_text, unchecked),
             RenderedFile(PROVENANCE_FILE, json.dumps(provenance, indent=2, sort_keys=True) + "\n"),
         ]
@@ -109,7 +94,7 @@ class SonicRenderer:
         extension is accepted only where the model's release declares it."""
         config_db = next(f for f in files if f.name == "config_db.json")
         rdma = ctx.model(device).capabilities.bth_dest_qp_hash
-        return check_config_db(json.loads(config_db.content), rdma_hash=rdma)
+        return check_config_db(orjson.loads(config_db.content), rdma_hash=rdma)
 
 
 register(SonicRenderer)
