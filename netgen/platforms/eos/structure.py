@@ -7,7 +7,10 @@ it mode by mode: a line indented under the wrong parent lands in the wrong mode 
 
 from __future__ import annotations
 
+import re
+
 INDENT = 3
+CONTROL = re.compile(r"[\x00-\x1f]")  # a tab or another control character (lines hold no newline)
 
 
 def check_eos_config(text: str) -> list[str]:
@@ -23,7 +26,7 @@ def check_eos_config(text: str) -> list[str]:
     for number, line in enumerate(body, start=1):
         where = f"line {number}"
         if in_banner:
-            if "\t" in line or any(ord(ch) < 32 for ch in line):
+            if CONTROL.search(line):
                 problems.append(f"{where}: tab or control character in the banner")
             in_banner = 0 if line == "EOF" else in_banner
             continue
@@ -32,7 +35,7 @@ def check_eos_config(text: str) -> list[str]:
         if line == "":
             problems.append(f"{where}: empty line (EOS separates blocks with '!')")
             continue
-        if "\t" in line or any(ord(ch) < 32 for ch in line):
+        if CONTROL.search(line):
             problems.append(f"{where}: tab or control character")
         if line != line.rstrip():
             problems.append(f"{where}: trailing whitespace")

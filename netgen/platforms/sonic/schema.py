@@ -24,6 +24,7 @@ import ipaddress
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Annotated, Any, Literal, TypeVar, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, RootModel, ValidationError
@@ -1111,6 +1112,9 @@ def _validate(config: Mapping[str, Any], tables: Mapping[str, Table], rdma_hash:
               problems: list[str]) -> list[_Row]:
     """Tables, keys and entries: everything a single entry decides on its own."""
     rows: list[_Row] = []
+    # Entries repeat within a device (a queue's scheduler on every port, {} for every interface):
+    # one validation per distinct (model, flat entry) serves them all (entries are read, never changed).
+    valid: dict[tuple[Model, tuple[tuple[str, Any], ...]], BaseModel] = {}
     for table_name, table_data in config.items():
         table = tables.get(table_name)
         if table is None:
@@ -1130,8 +1134,16 @@ def _validate(config: Mapping[str, Any], tables: Mapping[str, Table], rdma_hash:
                 problems.append(f"{where}: entry must be a JSON object, got {data!r}")
                 continue
             model = Table.model_for(shape, key)
+            flat = tuple(data.items())
+            memo = (model, flat) if all(type(value) is str for _, value in flat) else None
+            cached = valid.get(memo) if memo is not None else None
+            if cached is not None:
+                rows.append(_Row(table_name, key, parts, cached))
+                continue
             try:
                 entry = model.model_validate(data)
+                if memo is not None:
+                    valid[memo] = entry
             except ValidationError as exc:
                 is_map = issubclass(model, RootModel)
                 problems.extend(f"{where}: {_describe(e, table_name, is_map, rdma_hash)}" for e in exc.errors())
@@ -1146,6 +1158,11 @@ class _Parsed:
 
     config: Mapping[str, Any]
     rows: list[_Row]
+    by_table: dict[str, list[_Row]] = dataclass_field(default_factory=dict)  # rows per table, in order
+
+    def __post_init__(self) -> None:
+        for row in self.rows:
+            self.by_table.setdefault(row.table, []).append(row)
 
     def names(self, table: str) -> set[str]:
         data = self.config.get(table)
@@ -1158,8 +1175,8 @@ class _Parsed:
         return entry.get(field) if isinstance(entry, dict) else None
 
     def entries(self, table: str, model: type[T]) -> Iterator[tuple[_Row, T]]:
-        for row in self.rows:
-            if row.table == table and isinstance(row.entry, model):
+        for row in self.by_table.get(table, ()):
+            if isinstance(row.entry, model):
                 yield row, row.entry
 
     def ref(self, row: _Row, field: str, value: str | None, table: str, literals: tuple[str, ...] = ()) -> list[str]:
