@@ -149,14 +149,54 @@ def _checked(ctx: DesignContext, plugin: base.RendererPlugin, device: Device,
 PARALLEL_MIN_DEVICES = 64
 CHUNK_DEVICES = 32
 WORKERS_ENV = "NETGEN_RENDER_WORKERS"  # 1: render in this process only
+# What becomes of a device's outcome where it was rendered (in the worker): kept in memory, or
+# written into the staging directory so that only sizes and digests travel back.
+Sink = Callable[[str, str | None, list[RenderedFile] | None], Any]
+
+
+def _in_memory(name: str, key: str | None, files: list[RenderedFile] | None) -> Outcome:
+    return key, files
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """A device streamed to the staging directory (or only measured, for --check)."""
+
+    key: str | None
+    files: tuple[tuple[str, int, str], ...] | None  # ("device/file", bytes, sha256); None: reused
+    unchecked: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Writer:
+    staging: Path | None  # None: measure only (render --check)
+
+    def __call__(self, name: str, key: str | None, files: list[RenderedFile] | None) -> Written:
+        if files is None:
+            return Written(key, None)
+        if self.staging is not None:
+            os.mkdir(self.staging / _component(name, "device"))
+        entries = []
+        for item in files:
+            data = item.content.encode("utf-8")
+            path = f"{name}/{_component(item.name, 'file')}"
+            if self.staging is not None:
+                _write_new(self.staging / path, data)
+            entries.append((path, len(data), hashlib.sha256(data).hexdigest() if self.staging else ""))
+        return Written(key, tuple(entries), tuple(f.unchecked for f in files if f.unchecked))
+
+
 # what the workers inherit: set just before the pool forks, emptied after
-_FORKED: list[tuple[DesignContext, dict[str, base.RendererPlugin], Mapping[str, str] | None]] = []
+_FORKED: list[tuple[DesignContext, dict[str, base.RendererPlugin], Mapping[str, str] | None, Sink]] = []
 
 
-def _render_chunk(names: list[str]) -> list[tuple[str, Outcome]]:
-    ctx, plugins, previous = _FORKED[0]
-    return [(name, _render_one(ctx, plugins[ctx.topology.devices[name].nos], ctx.topology.devices[name], previous))
-            for name in names]
+def _render_chunk(names: list[str]) -> list[tuple[str, Any]]:
+    ctx, plugins, previous, sink = _FORKED[0]
+    done = []
+    for name in names:
+        device = ctx.topology.devices[name]
+        done.append((name, sink(name, *_render_one(ctx, plugins[device.nos], device, previous))))
+    return done
 
 
 def render_workers(count: int) -> int:
@@ -183,9 +223,10 @@ def render_devices(ctx: DesignContext, devices: Iterable[Device],
 
 
 def _render_outcomes(ctx: DesignContext, devices: Iterable[Device], previous: Mapping[str, str] | None,
-                     progress: ProgressHook | None) -> tuple[dict[str, Outcome], dict[str, list[str]]]:
-    """render_devices, with each device's key when `previous` is given; a device whose key is its
-    `previous` one is not rendered (its files: None)."""
+                     progress: ProgressHook | None, sink: Sink = _in_memory) -> tuple[dict[str, Any],
+                                                                                  dict[str, list[str]]]:
+    """Each device's outcome through `sink` (where it was rendered), with its key when `previous`
+    is given; a device whose key is its `previous` one is not rendered (its files: None)."""
     plugins = load_plugins()
     skipped: dict[str, list[str]] = {}
     todo: list[Device] = []
@@ -197,15 +238,15 @@ def _render_outcomes(ctx: DesignContext, devices: Iterable[Device], previous: Ma
             if progress:
                 progress(device)
     workers = render_workers(len(todo))
-    rendered: dict[str, Outcome] = {}
+    rendered: dict[str, Any] = {}
     if workers == 1:
         for device in todo:
-            rendered[device.name] = _render_one(ctx, plugins[device.nos], device, previous)
+            rendered[device.name] = sink(device.name, *_render_one(ctx, plugins[device.nos], device, previous))
             if progress:
                 progress(device)
         return rendered, skipped
     chunks = [[d.name for d in todo[i:i + CHUNK_DEVICES]] for i in range(0, len(todo), CHUNK_DEVICES)]
-    _FORKED[:] = [(ctx, plugins, previous)]
+    _FORKED[:] = [(ctx, plugins, previous, sink)]
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             for chunk, done in zip(chunks, pool.map(_render_chunk, chunks), strict=True):
@@ -486,59 +527,88 @@ def _take_owner(staging: Path, written: Iterable[Path], uid: int, gid: int) -> N
             os.chown(path, uid, gid, follow_symlinks=False)
 
 
+class _Stage:
+    """The new DIR, built in a private directory beside it and swapped in by `finish` (module doc).
+    Use as a context manager: on any failure the staging directory goes, and an OSError becomes an
+    OutputDirError naming the path as the user knows it."""
+
+    def __init__(self, output: Path) -> None:
+        self.output = output_path(output)
+        self.dir: Path | None = None
+        self.made: list[Path] = []
+        self.entries: dict[str, tuple[int, str]] = {}  # "device/file" -> (bytes, sha256)
+
+    def __enter__(self) -> _Stage:
+        try:
+            self.before = _check_replaceable(self.output)
+            self.made = _make_parents(self.output.parent)
+            self.dir = _beside(self.output, "new")
+        except BaseException as exc:
+            self.__exit__(type(exc), exc, None)
+            raise
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if exc is None:
+            return
+        failure = _os_failure(exc, self.output, self.dir) if isinstance(exc, OSError) else None
+        _discard(self.dir, self.made)
+        if failure is not None:
+            raise failure from None
+
+    def record(self, written: Written) -> None:
+        for name, size, digest in written.files or ():
+            self.entries[name] = (size, digest)
+
+    def keep(self, devices: set[str]) -> None:
+        """The previous render's files of `devices` (verified unchanged), linked in."""
+        assert self.dir is not None
+        previous = _read_marker(self.output, self.output) if self.before is not None else None
+        old = {name: entry for name, entry in (previous[0] if previous else {}).items()
+               if name.split("/", 1)[0] in devices}
+        missing = devices - {name.split("/", 1)[0] for name in old}
+        if missing:
+            raise RenderError(f"{self.output}: the files of {sorted(missing)[:3]} to keep are not in its manifest")
+        for device in sorted(devices):
+            os.mkdir(self.dir / device)
+        for name, entry in old.items():
+            _link_or_copy(self.output / name, self.dir / name)
+            self.entries[name] = entry
+
+    def finish(self, keys: Mapping[str, str]) -> tuple[int, int]:
+        """Write the manifest and swap the new DIR in; (files, bytes)."""
+        assert self.dir is not None
+        before, staging = self.before, self.dir
+        mode = stat.S_IMODE(before.st_mode) if before is not None else _umask_mode()
+        if before is None:  # keep the set-group-ID bit a new directory inherits from its parent
+            mode |= stat.S_IMODE(os.lstat(staging).st_mode) & stat.S_ISGID
+        _write_new(staging / MARKER, _manifest(self.entries, keys))
+        if before is not None:
+            written = [staging / MARKER, *(staging / d for d in {n.split("/", 1)[0] for n in self.entries}),
+                       *(staging / n for n in self.entries)]
+            _take_owner(staging, written, before.st_uid, before.st_gid)
+        os.chmod(staging, mode)
+        _swap(staging, self.output, replacing=before is not None)
+        return len(self.entries), sum(size for size, _ in self.entries.values())
+
+
 def write_atomically(rendered: dict[str, list[RenderedFile]], output: Path, keys: Mapping[str, str] | None = None,
                      reused: Iterable[str] = ()) -> tuple[int, int]:
     """Write DIR/<device>/<file> and the manifest into a sibling staging directory, then swap it
     into place. OutputDirError (nothing changed) when DIR may not be replaced or the OS refuses.
     `keys`: render keys to record per device; `reused`: devices whose files in DIR (verified
     unchanged) go into the new directory as they are, linked rather than written again."""
-    output = output_path(output)
-    blobs = {f"{_component(device, 'device')}/{_component(item.name, 'file')}": item.content.encode("utf-8")
-             for device, files in rendered.items() for item in files}
-    entries = {name: (len(data), hashlib.sha256(data).hexdigest()) for name, data in blobs.items()}
-    kept = set(reused)
-    staging: Path | None = None
-    made: list[Path] = []
-    try:
-        before = _check_replaceable(output)
-        if kept:
-            previous = _read_marker(output, output) if before is not None else None
-            old = {name: entry for name, entry in (previous[0] if previous else {}).items()
-                   if name.split("/", 1)[0] in kept}
-            if {name.split("/", 1)[0] for name in old} != kept:
-                raise RenderError(f"{output}: files of {sorted(kept - {n.split('/', 1)[0] for n in old})[:3]} to"
-                                  " reuse are not in its manifest")
-        made = _make_parents(output.parent)
-        mode = stat.S_IMODE(before.st_mode) if before is not None else _umask_mode()
-        staging = _beside(output, "new")
-        if before is None:  # keep the set-group-ID bit a new directory inherits from its parent
-            mode |= stat.S_IMODE(os.lstat(staging).st_mode) & stat.S_ISGID
-        written: list[Path] = []
-        for device in [*rendered, *sorted(kept)]:
-            os.mkdir(staging / device)
-            written.append(staging / device)
-        for name, data in blobs.items():
-            _write_new(staging / name, data)
-            written.append(staging / name)
-        if kept:
-            for name, entry in old.items():
-                _link_or_copy(output / name, staging / name)
-                written.append(staging / name)
-                entries[name] = entry
-        _write_new(staging / MARKER, _manifest(entries, keys or {}))
-        written.append(staging / MARKER)
-        if before is not None:
-            _take_owner(staging, written, before.st_uid, before.st_gid)
-        os.chmod(staging, mode)
-        _swap(staging, output, replacing=before is not None)
-    except OSError as exc:
-        failure = _os_failure(exc, output, staging)
-        _discard(staging, made)
-        raise failure from None
-    except BaseException:
-        _discard(staging, made)
-        raise
-    return len(entries), sum(size for size, _ in entries.values())
+    for device, files in rendered.items():  # every name is checked before anything is written
+        _component(device, "device")
+        for item in files:
+            _component(item.name, "file")
+    with _Stage(output) as stage:
+        writer = _Writer(stage.dir)
+        for device, files in rendered.items():
+            stage.record(writer(device, None, files))
+        if reused:
+            stage.keep(set(reused))
+        return stage.finish(keys or {})
 
 
 def _link_or_copy(source: Path, target: Path) -> None:
@@ -595,23 +665,34 @@ def _discard(staging: Path | None, made: list[Path]) -> None:
 def render_fabric(ctx: DesignContext, output: Path | None, names: list[str] | None = None,
                   progress: ProgressHook | None = None, *, reuse: bool = True) -> RenderResult:
     """Render and check every selected device; write them to `output` unless it is None (check only).
-    `reuse`: keep the files of devices whose render key is the one `output` was written with."""
-    previous: dict[str, str] | None = None
-    if output is not None:
-        previous = previous_keys(output) if reuse else {}  # refuses before spending the render time
+    Files go to the staging directory as each device is rendered (by the worker that rendered it),
+    so memory does not grow with the fabric. `reuse`: keep the files of devices whose render key is
+    the one `output` was written with."""
     devices = [ctx.topology.devices[n] for n in names] if names else list(ctx.topology.devices.values())
-    outcomes, skipped = _render_outcomes(ctx, devices, previous, progress)
-    rendered = {name: files for name, (_, files) in outcomes.items() if files is not None}
-    unchecked = [f.unchecked for name in sorted(rendered) for f in rendered[name] if f.unchecked]
     if output is None:
-        sizes = [len(f.content.encode("utf-8")) for files in rendered.values() for f in files]
-        return RenderResult(output=Path(), devices=sorted(rendered), files=len(sizes), bytes=sum(sizes),
-                            skipped=skipped, unchecked=unchecked)
-    keys = {name: key for name, (key, _) in outcomes.items() if key is not None}
-    reused = sorted(name for name, (_, files) in outcomes.items() if files is None)
-    files, size = write_atomically(rendered, output, keys, reused)
-    return RenderResult(output=output, devices=sorted(outcomes), files=files, bytes=size, skipped=skipped,
-                        unchecked=unchecked, reused=reused)
+        measured, skipped = _render_outcomes(ctx, devices, None, progress, _Writer(None))
+        return _result(Path(), measured, skipped)
+    previous = previous_keys(output) if reuse else {}
+    with _Stage(output) as stage:  # refuses (nothing changed) before spending the render time
+        written, skipped = _render_outcomes(ctx, devices, previous, progress, _Writer(stage.dir))
+        for outcome in written.values():
+            stage.record(outcome)
+        reused = {name for name, outcome in written.items() if outcome.files is None}
+        if reused:
+            stage.keep(reused)
+        stage.finish({name: outcome.key for name, outcome in written.items() if outcome.key is not None})
+    return _result(output, written, skipped, files=len(stage.entries),
+                   size=sum(size for size, _ in stage.entries.values()))
+
+
+def _result(output: Path, written: Mapping[str, Written], skipped: dict[str, list[str]], files: int | None = None,
+            size: int | None = None) -> RenderResult:
+    entries = [entry for outcome in written.values() for entry in outcome.files or ()]
+    return RenderResult(output=output, devices=sorted(written),
+                        files=len(entries) if files is None else files,
+                        bytes=sum(e[1] for e in entries) if size is None else size, skipped=skipped,
+                        unchecked=[note for name in sorted(written) for note in written[name].unchecked],
+                        reused=sorted(name for name, outcome in written.items() if outcome.files is None))
 
 
 def previous_keys(output: Path) -> dict[str, str]:
