@@ -20,12 +20,14 @@ bytes a cold render writes and is still swapped in whole.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import functools
 import hashlib
 import io
 import json
 import multiprocessing
+import operator
 import os
 import pickle
 import secrets
@@ -98,11 +100,33 @@ def code_digest() -> bytes:
     return digest.digest()
 
 
+# a dataclass's fields, read in one C call (pickle's own route for slotted dataclasses calls
+# dataclasses.fields() per object, which was half the cost of a key)
+_FIELDS: dict[type, Callable[[Any], tuple[Any, ...]] | None] = {}
+
+
+def _field_reader(cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
+    if cls not in _FIELDS:
+        names = [f.name for f in dataclasses.fields(cls)] if dataclasses.is_dataclass(cls) else None
+        if names is None:
+            _FIELDS[cls] = None
+        elif len(names) == 1:
+            getter = operator.attrgetter(names[0])
+            _FIELDS[cls] = lambda obj: (getter(obj),)
+        else:
+            _FIELDS[cls] = operator.attrgetter(*names) if names else (lambda obj: ())
+    return _FIELDS[cls]
+
+
 class _StablePickler(pickle.Pickler):
     """Pickles the same value to the same bytes in every process: sets (whose order follows the
-    per-process string hash seed) sorted, pydantic models as their JSON."""
+    per-process string hash seed) sorted, pydantic models as their JSON, dataclasses as their
+    class and field values."""
 
     def reducer_override(self, obj: Any) -> Any:
+        reader = _field_reader(type(obj))
+        if reader is not None:
+            return (type(obj), reader(obj))
         if isinstance(obj, (set, frozenset)):
             return (sorted, (sorted(obj, key=repr),))
         if isinstance(obj, BaseModel):
@@ -672,8 +696,8 @@ def render_fabric(ctx: DesignContext, output: Path | None, names: list[str] | No
     if output is None:
         measured, skipped = _render_outcomes(ctx, devices, None, progress, _Writer(None))
         return _result(Path(), measured, skipped)
-    previous = previous_keys(output) if reuse else {}
     with _Stage(output) as stage:  # refuses (nothing changed) before spending the render time
+        previous = previous_keys(stage.output, checked=True) if reuse else {}
         written, skipped = _render_outcomes(ctx, devices, previous, progress, _Writer(stage.dir))
         for outcome in written.values():
             stage.record(outcome)
@@ -695,10 +719,12 @@ def _result(output: Path, written: Mapping[str, Written], skipped: dict[str, lis
                         reused=sorted(name for name, outcome in written.items() if outcome.files is None))
 
 
-def previous_keys(output: Path) -> dict[str, str]:
+def previous_keys(output: Path, *, checked: bool = False) -> dict[str, str]:
     """The render keys of the devices in `output` (empty for a new or empty DIR, or one written
-    without keys); OutputDirError, as check_output_dir, when netgen may not replace it."""
-    check_output_dir(output)
+    without keys); OutputDirError, as check_output_dir, when netgen may not replace it.
+    `checked`: the caller has just found that netgen may replace it (a _Stage did)."""
+    if not checked:
+        check_output_dir(output)
     output = output_path(output)
     try:
         if _lstat(output / MARKER) is None:

@@ -139,36 +139,54 @@ def _alias(pattern: str, cage: int, sub: int, first_lane: int) -> str:
             .replace("{lane}", str(first_lane + 1)))
 
 
+# The SKU's port slots, the same for every switch of a model: worked out once per model per process.
+_SLOTS: dict[int, tuple[PlatformModel, list[tuple[int, int, str, str, str]]]] = {}
+
+
+def _sku_slots(model: PlatformModel) -> list[tuple[int, int, str, str, str]]:
+    """(cage, lane offset, the port's name when spare, its lanes, its alias) for every port of the SKU."""
+    cached = _SLOTS.get(id(model))
+    if cached is not None and cached[0] is model:
+        return cached[1]
+    assert model.sonic is not None
+    sku = model.sonic
+    per_cage = model.ports_per_cage(sku.port_speed)
+    lanes_each = model.lanes_per_port // per_cage
+    namer = PORT_NAMERS[model.port_naming]
+    slots = []
+    for cage in range(model.port_count):
+        lanes = model.cage_lanes(cage)
+        for sub in range(per_cage):
+            offset = sub * lanes_each
+            slots.append((cage, offset, namer(model, cage, offset),
+                          ",".join(str(lane) for lane in lanes[offset:offset + lanes_each]),
+                          _alias(sku.alias, cage, sub, offset)))
+    _SLOTS[id(model)] = (model, slots)
+    return slots
+
+
 def _all_ports(model: PlatformModel, used: list[Port], mtu: int) -> list[SonicPort]:
     """Every port of the SKU, as its port_config.ini lists them: used ports as the topology says,
     spare sub-ports and the SKU's extra ports admin down, so a `config replace` never deletes one."""
     if model.sonic is None:
         raise RenderError(f"{model.description or 'model'} has no SONiC SKU")
     sku = model.sonic
-    per_cage = model.ports_per_cage(sku.port_speed)
-    lanes_each = model.lanes_per_port // per_cage
     by_slot = {(p.cage, p.lane_offset): p for p in used}
-    namer = PORT_NAMERS[model.port_naming]
     ports = []
-    for cage in range(model.port_count):
-        lanes = model.cage_lanes(cage)
-        for sub in range(per_cage):
-            offset = sub * lanes_each
-            port = by_slot.get((cage, offset))
-            name = port.name if port else namer(model, cage, offset)
-            description = f"{port.peer_device}:{port.peer_port}" if port else "spare"
-            ports.append(SonicPort(
-                name=name,
-                lanes=",".join(str(lane) for lane in lanes[offset:offset + lanes_each]),
-                alias=_alias(sku.alias, cage, sub, offset),
-                index=cage + 1,
-                speed_mbps=(port.speed_gbps if port else sku.port_speed) * 1000,
-                fec=sku.fec,
-                mtu=mtu,
-                admin_status="up" if port else "down",
-                description=description,
-                used=port,
-            ))
+    for cage, offset, spare_name, lanes, alias in _sku_slots(model):
+        port = by_slot.get((cage, offset))
+        ports.append(SonicPort(
+            name=port.name if port else spare_name,
+            lanes=lanes,
+            alias=alias,
+            index=cage + 1,
+            speed_mbps=(port.speed_gbps if port else sku.port_speed) * 1000,
+            fec=sku.fec,
+            mtu=mtu,
+            admin_status="up" if port else "down",
+            description=f"{port.peer_device}:{port.peer_port}" if port else "spare",
+            used=port,
+        ))
     for extra in sku.extra_ports:
         ports.append(SonicPort(extra.name, ",".join(str(lane) for lane in extra.lanes), extra.alias, extra.index,
                                extra.speed * 1000, extra.fec, mtu, "down", "spare", None))
