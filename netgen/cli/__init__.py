@@ -13,7 +13,15 @@ it runs (COMMANDS), so `netgen --help` imports none of them.
 
 from __future__ import annotations
 
+import gc
+
 from netgen.cli.common import cli
+
+# A fabric is built as a few hundred thousand small, acyclic objects (ports, links, addresses).
+# CPython's default thresholds (700, 10, 10) then run a full collection over that growing heap again
+# and again: about a third of `netgen validate meta-24k` (benchmarks/startup.py, scale.py). Young
+# collections stay frequent enough for the cycles paramiko and Nornir's threads make during a deploy.
+GC_THRESHOLDS = (10_000, 100, 100)
 
 # command -> (the module that registers it, the one-line help `netgen --help` shows)
 COMMANDS = {
@@ -37,4 +45,5 @@ __all__ = ["COMMANDS", "cli", "main"]
 
 
 def main() -> None:
+    gc.set_threshold(*GC_THRESHOLDS)
     cli(prog_name="netgen")

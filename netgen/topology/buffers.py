@@ -68,12 +68,30 @@ class LosslessPg:
         return self.row.cable_m if self.row and self.vendor_xoff is not None else None
 
 
-def lossless_pg(vendor: VendorBuffers | None, formula: HeadroomFormula | None, port: Port, mtu: int) -> LosslessPg:
-    row = vendor.lossless_row(port.speed_gbps, port.cable_m) if vendor else None
-    vendor_xoff = row.xoff if row is not None and row.cable_m >= port.cable_m else None
-    computed = formula_xoff(formula, port.speed_gbps, port.cable_m, mtu) if formula else None
+_Headroom = tuple[LosslessRow | None, int, int | None, int | None]  # row, xoff, computed, vendor xoff
+
+
+def _headroom(vendor: VendorBuffers | None, formula: HeadroomFormula | None, speed_gbps: int, cable_m: int,
+              mtu: int) -> _Headroom:
+    row = vendor.lossless_row(speed_gbps, cable_m) if vendor else None
+    vendor_xoff = row.xoff if row is not None and row.cable_m >= cable_m else None
+    computed = formula_xoff(formula, speed_gbps, cable_m, mtu) if formula else None
     known = [x for x in (computed, vendor_xoff) if x is not None]
-    return LosslessPg(port.name, port.speed_gbps, port.cable_m, row, max(known, default=0), computed, vendor_xoff)
+    return row, max(known, default=0), computed, vendor_xoff
+
+
+def lossless_pg(vendor: VendorBuffers | None, formula: HeadroomFormula | None, port: Port, mtu: int,
+                seen: dict[tuple[int, int], _Headroom] | None = None) -> LosslessPg:
+    """The port's lossless PG. `seen` memoizes the part that depends only on speed and cable (a
+    device has hundreds of ports and a handful of distinct pairs)."""
+    pair = (port.speed_gbps, port.cable_m)
+    known = seen.get(pair) if seen is not None else None
+    if known is None:
+        known = _headroom(vendor, formula, port.speed_gbps, port.cable_m, mtu)
+        if seen is not None:
+            seen[pair] = known
+    row, xoff, computed, vendor_xoff = known
+    return LosslessPg(port.name, port.speed_gbps, port.cable_m, row, xoff, computed, vendor_xoff)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +187,8 @@ def plan_device(fabric: Fabric, catalog: Catalog, model: PlatformModel, device: 
     pfc = model.capabilities.pfc
     lossless: dict[str, LosslessPg] = {}
     if pfc and source != UNPUBLISHED:
-        lossless = {p.name: lossless_pg(vendor, family.headroom, p, fabric.mtu) for p in ports}
+        seen: dict[tuple[int, int], _Headroom] = {}
+        lossless = {p.name: lossless_pg(vendor, family.headroom, p, fabric.mtu, seen) for p in ports}
     rows = [pg.row for pg in lossless.values() if pg.row]
     dynamic_th = policy.dynamic_th if policy.dynamic_th is not None else (rows[0].threshold if rows else 0)
     per_domain = model.ports_per_buffer_domain or model.port_count
