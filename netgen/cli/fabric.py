@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich.markup import escape
@@ -34,7 +34,7 @@ from netgen.cli.common import (
 from netgen.intent import NetgenInputError, load_fabric
 from netgen.intent.schema import catalog_schema, fabric_schema
 from netgen.platforms.base import RenderError, RenderInputError
-from netgen.platforms.render import OutputDirError, render_fabric
+from netgen.platforms.render import OutputDirError, render_fabric, render_keys
 from netgen.topology.effective import EffectiveSettings, effective_settings
 
 
@@ -185,14 +185,20 @@ def _print_summary(s: dict[str, Any]) -> None:
 @click.option("--check", is_flag=True, help="Render and check against the NOS models, write nothing.")
 @click.option("--no-reuse", is_flag=True,
               help="Render every device, even those whose inputs are unchanged since DIR was written.")
+@click.option("--keys-only", is_flag=True,
+              help="Print each device's render key, tier and zone as JSON and write nothing"
+                   " (`netgen diff` renders only the devices whose keys differ between revisions).")
 @json_option
 def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bool, no_reuse: bool,
-           as_json: bool) -> None:
+           keys_only: bool, as_json: bool) -> None:
     """Render device configs (SONiC: config_db.json + frr.conf) and check each against what its NOS
     accepts (SONiC: typed models of the YANG tables). Nothing is written on any error. A device whose
     inputs, netgen and templates are those DIR was written with keeps its files (see --no-reuse)."""
-    if output is None and not check:
+    if keys_only and (output is not None or check):
+        raise click.UsageError("--keys-only writes nothing: give it without -o DIR and --check")
+    if output is None and not check and not keys_only:
         raise click.UsageError("give an output directory with -o DIR, or --check to only render and check")
+    as_json = as_json or keys_only
     try:
         _, ctx, findings = load(fabric)
     except NetgenInputError as exc:
@@ -209,6 +215,8 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
     require_devices(ctx, devices)
     selected = list(devices) or list(ctx.topology.devices)
     try:
+        if keys_only:
+            _print_keys(ctx, selected, warnings)
         with progress(len(selected), "rendering") as advance:
             result = render_fabric(ctx, None if check else output, list(devices) or None,
                                    progress=lambda _device: advance(), reuse=not no_reuse)
@@ -247,6 +255,17 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
             out.print(f"[yellow]skipped[/] {len(names)} {nos} device(s): no {nos} renderer yet")
         for note in result.unchecked:
             out.print(f"[yellow]not checked[/] {escape(note)}")
+    sys.exit(EXIT_OK)
+
+
+def _print_keys(ctx: DesignContext, names: list[str], warnings: int) -> NoReturn:
+    devices = ctx.topology.devices
+    with progress(len(names), "keying") as advance:
+        keys, skipped = render_keys(ctx, [devices[n] for n in names], progress=lambda _device: advance())
+    emit_json({"ok": True, "exit_code": EXIT_OK, "warnings": warnings,
+               "devices": {name: {"key": key, "tier": devices[name].role.value, "zone": devices[name].zone}
+                           for name, key in keys.items()},
+               "skipped": {nos: sorted(found) for nos, found in skipped.items()}})
     sys.exit(EXIT_OK)
 
 

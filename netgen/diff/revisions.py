@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -289,13 +289,55 @@ def child_environment(root: Path, scratch: Path, parent: Mapping[str, str] | Non
     return env
 
 
+@dataclass(frozen=True)
+class _Child:
+    process: subprocess.Popen[str]
+    scratch: Path  # its HOME and TMPDIR, removed when it ends
+
+
+def _netgen(root: Path, *args: str) -> _Child:
+    """`netgen ARGS` as the revision in `root` runs it, in a scrubbed environment (child_environment)."""
+    scratch = Path(tempfile.mkdtemp(prefix="netgen-render-"))
+    try:
+        return _Child(subprocess.Popen([sys.executable, "-m", "netgen.cli", *args], stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, text=True, cwd=root, stdin=subprocess.DEVNULL,
+                                       env=child_environment(root, scratch)), scratch)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+
+
+def _finish(child: _Child) -> subprocess.CompletedProcess[str]:
+    try:
+        stdout, stderr = child.process.communicate()
+    finally:
+        shutil.rmtree(child.scratch, ignore_errors=True)
+    return subprocess.CompletedProcess(child.process.args, child.process.returncode, stdout, stderr)
+
+
+def _finish_all(children: list[_Child]) -> list[subprocess.CompletedProcess[str]]:
+    """Wait for each; on an interrupt, the ones still running are stopped (and their scratch goes)."""
+    try:
+        return [_finish(child) for child in children]
+    finally:
+        for child in children:
+            if child.process.poll() is None:
+                child.process.kill()
+                _finish(child)
+
+
+def _render_args(root: Path, fabric: str, out: Path, devices: Sequence[str] | None = None) -> list[str]:
+    selected = [arg for name in devices or () for arg in ("--device", name)]
+    return ["render", str(root / fabric), "-o", str(out), "--json", *selected]
+
+
 def render_tree(root: Path, fabric: str, out: Path) -> RenderedTree:
     """Render `fabric` (a path inside `root`) with the netgen found in `root`, in a scrubbed
     environment (child_environment)."""
-    with tempfile.TemporaryDirectory(prefix="netgen-render-") as scratch:
-        done = subprocess.run([sys.executable, "-m", "netgen.cli", "render", str(root / fabric), "-o", str(out),
-                               "--json"], capture_output=True, text=True, cwd=root, stdin=subprocess.DEVNULL,
-                              env=child_environment(root, Path(scratch)), check=False)
+    return _rendered(_finish(_netgen(root, *_render_args(root, fabric, out))), root, fabric, out)
+
+
+def _rendered(done: subprocess.CompletedProcess[str], root: Path, fabric: str, out: Path) -> RenderedTree:
     if done.returncode != 0:
         raise RevisionError(f"rendering {fabric} at {root} failed (exit {done.returncode}): {_why(done)}")
     tree: RenderedTree = {}
@@ -436,6 +478,8 @@ class RevisionDiff:
     devices: list[DeviceDiff]
     roles: dict[str, str]  # device -> tier
     zones: dict[str, int | None] = field(default_factory=dict)  # device -> zone (None: the ATSW layer)
+    # devices rendered at each revision, of how many ({"base", "head", "of"}); None: both rendered whole
+    rendered: dict[str, int] | None = None
 
     @property
     def changed(self) -> bool:
@@ -474,7 +518,7 @@ class RevisionDiff:
                 "summary": self.per_tier(), "risks": self.risks(),
                 "groups": [{"devices": g.devices, "label": self.label(g), "kind": g.kind, "added": g.added,
                             "removed": g.removed, "files": g.files} for g in self.groups()],
-                "devices": [d.as_dict() for d in self.devices]}
+                "devices": [d.as_dict() for d in self.devices], "rendered": self.rendered}
 
 
 def placement_of(root: Path, fabric: str) -> tuple[dict[str, str], dict[str, int | None]]:
@@ -490,35 +534,99 @@ def placement_of(root: Path, fabric: str) -> tuple[dict[str, str], dict[str, int
 
 
 def compare(base: RenderedTree, head: RenderedTree, base_name: str, head_name: str, fabric: str,
-            roles: dict[str, str] | None = None, zones: dict[str, int | None] | None = None) -> RevisionDiff:
+            roles: dict[str, str] | None = None, zones: dict[str, int | None] | None = None,
+            rendered: dict[str, int] | None = None) -> RevisionDiff:
     devices = []
     for name in sorted(base.keys() | head.keys(), key=natural_key):
         diff = diff_device(name, base.get(name), head.get(name))
         if diff is not None:
             devices.append(diff)
-    return RevisionDiff(base_name, head_name, fabric, devices, roles or {}, zones or {})
+    return RevisionDiff(base_name, head_name, fabric, devices, roles or {}, zones or {}, rendered)
+
+
+@dataclass(frozen=True)
+class RenderPlan:
+    """What `netgen render --keys-only` said of a revision: each device's render key (None: always
+    rendered), tier and zone."""
+
+    keys: dict[str, str | None]
+    tiers: dict[str, str]
+    zones: dict[str, int | None]
+
+
+def _plan(done: subprocess.CompletedProcess[str]) -> RenderPlan | None:
+    """The revision's plan; None where its netgen has no --keys-only (older than this one) or it
+    failed: the revisions are then rendered whole, which reports any error in full."""
+    if done.returncode != 0:
+        return None
+    try:
+        doc = json.loads(done.stdout)
+        devices = doc["devices"]
+        return RenderPlan({n: d["key"] for n, d in devices.items()}, {n: str(d["tier"]) for n, d in devices.items()},
+                          {n: d["zone"] for n, d in devices.items()})
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def changed_devices(base: RenderPlan, head: RenderPlan) -> tuple[list[str], list[str]]:
+    """The devices to render at the base and at the head: every device whose key differs, is
+    missing on one side, or has none (not cacheable). The others render to the very same files."""
+    def differs(name: str) -> bool:
+        key = base.keys.get(name)
+        return key is None or key != head.keys.get(name)
+    return ([n for n in base.keys if differs(n)],
+            [n for n in head.keys if n not in base.keys or differs(n)])
+
+
+def _planned_trees(base_root: Path, head_root: Path, fabric: str,
+                   work: Path) -> tuple[RenderedTree, RenderedTree, RenderPlan, RenderPlan] | None:
+    """Both revisions keyed side by side (one process each, both cores), then only the devices whose
+    keys differ rendered side by side. None: a revision's netgen cannot key (see _plan)."""
+    keying = [_netgen(root, "render", str(root / fabric), "--keys-only") for root in (base_root, head_root)]
+    plans = [_plan(done) for done in _finish_all(keying)]
+    base_plan, head_plan = plans
+    if base_plan is None or head_plan is None:
+        return None
+    base_names, head_names = changed_devices(base_plan, head_plan)
+    outs = (work / "base-out", work / "head-out")
+    rendering = [_netgen(root, *_render_args(root, fabric, out, names))
+                 for root, out, names in zip((base_root, head_root), outs, (base_names, head_names), strict=True)
+                 if names]
+    done = _finish_all(rendering)
+    trees: list[RenderedTree] = []
+    for root, out, names in zip((base_root, head_root), outs, (base_names, head_names), strict=True):
+        trees.append(_rendered(done.pop(0), root, fabric, out) if names else {})
+    return trees[0], trees[1], base_plan, head_plan
 
 
 def diff_revisions(repo: Path, fabric: str, base: str, head: str | None) -> RevisionDiff:
-    """Render `fabric` at `base` and at `head` (None: the working tree) and compare."""
+    """Render `fabric` at `base` and at `head` (None: the working tree) and compare. Where both
+    revisions' netgen can key their devices, only the devices whose keys differ are rendered."""
     with tempfile.TemporaryDirectory(prefix="netgen-diff-") as folder:
         work = Path(folder)
         base_root = work / "base"
         base_root.mkdir()
         base_id = export_revision(repo, base, base_root)
-        old = render_tree(base_root, fabric, work / "base-out")
-        roles, zones = placement_of(base_root, fabric)
         if head is None:
             head_root, head_id = repo, "working tree"
         else:
             head_root = work / "head"
             head_root.mkdir()
             head_id = export_revision(repo, head, head_root)
+        base_name, head_name = f"{base} ({base_id[:12]})", head_id if head is None else f"{head} ({head_id[:12]})"
+        planned = _planned_trees(base_root, head_root, fabric, work)
+        if planned is not None:
+            old, new, base_plan, head_plan = planned
+            base_names, head_names = changed_devices(base_plan, head_plan)
+            rendered = {"base": len(base_names), "head": len(head_names),
+                        "of": len(base_plan.keys.keys() | head_plan.keys.keys())}
+            return compare(old, new, base_name, head_name, fabric, base_plan.tiers | head_plan.tiers,
+                           base_plan.zones | head_plan.zones, rendered)
+        old = render_tree(base_root, fabric, work / "base-out")
+        roles, zones = placement_of(base_root, fabric)
         new = _render_head(head_root, fabric, work)
         head_roles, head_zones = placement_of(head_root, fabric)
-    return compare(old, new, f"{base} ({base_id[:12]})",
-                   head_id if head is None else f"{head} ({head_id[:12]})", fabric, roles | head_roles,
-                   zones | head_zones)
+    return compare(old, new, base_name, head_name, fabric, roles | head_roles, zones | head_zones)
 
 
 # --- output ---------------------------------------------------------------------------------------

@@ -157,6 +157,11 @@ def _render_one(ctx: DesignContext, plugin: base.RendererPlugin, device: Device,
     return key, _checked(ctx, plugin, device, plugin.render(prepared))
 
 
+def _key_only(ctx: DesignContext, plugin: base.RendererPlugin, device: Device,
+              previous: Mapping[str, str] | None) -> Outcome:
+    return render_key(plugin.nos, plugin.prepare(ctx, device)), None
+
+
 def _checked(ctx: DesignContext, plugin: base.RendererPlugin, device: Device,
              files: list[RenderedFile]) -> list[RenderedFile]:
     # Every file is checked against what the NOS accepts before anything is written.
@@ -166,6 +171,10 @@ def _checked(ctx: DesignContext, plugin: base.RendererPlugin, device: Device,
         raise RenderError(f"{device.name}: rendered config would be rejected by {device.nos}: "
                           + "; ".join(problems[:5]) + more)
     return files
+
+
+# What a worker does with one device: render it (unless its key is `previous`'s), or only key it.
+_Work = Callable[[DesignContext, base.RendererPlugin, Device, Mapping[str, str] | None], Outcome]
 
 
 # Worker processes (Linux fork: the checked fabric is inherited, never pickled): rendering is pure
@@ -211,15 +220,15 @@ class _Writer:
 
 
 # what the workers inherit: set just before the pool forks, emptied after
-_FORKED: list[tuple[DesignContext, dict[str, base.RendererPlugin], Mapping[str, str] | None, Sink]] = []
+_FORKED: list[tuple[DesignContext, dict[str, base.RendererPlugin], Mapping[str, str] | None, Sink, _Work]] = []
 
 
 def _render_chunk(names: list[str]) -> list[tuple[str, Any]]:
-    ctx, plugins, previous, sink = _FORKED[0]
+    ctx, plugins, previous, sink, one = _FORKED[0]
     done = []
     for name in names:
         device = ctx.topology.devices[name]
-        done.append((name, sink(name, *_render_one(ctx, plugins[device.nos], device, previous))))
+        done.append((name, sink(name, *one(ctx, plugins[device.nos], device, previous))))
     return done
 
 
@@ -246,9 +255,19 @@ def render_devices(ctx: DesignContext, devices: Iterable[Device],
     return {name: files for name, (_, files) in outcomes.items() if files is not None}, skipped
 
 
+def render_keys(ctx: DesignContext, devices: Iterable[Device],
+                progress: ProgressHook | None = None) -> tuple[dict[str, str | None], dict[str, list[str]]]:
+    """Each device's render key (None: not cacheable, always rendered) without rendering it, plus
+    the devices whose NOS has no renderer. Two renders of a device with equal keys give equal files,
+    whichever fabric or revision they come from: `netgen diff` renders only the devices whose keys
+    differ between its revisions."""
+    outcomes, skipped = _render_outcomes(ctx, devices, {}, progress, one=_key_only)
+    return {name: key for name, (key, _) in outcomes.items()}, skipped
+
+
 def _render_outcomes(ctx: DesignContext, devices: Iterable[Device], previous: Mapping[str, str] | None,
-                     progress: ProgressHook | None, sink: Sink = _in_memory) -> tuple[dict[str, Any],
-                                                                                  dict[str, list[str]]]:
+                     progress: ProgressHook | None, sink: Sink = _in_memory,
+                     one: _Work = _render_one) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """Each device's outcome through `sink` (where it was rendered), with its key when `previous`
     is given; a device whose key is its `previous` one is not rendered (its files: None)."""
     plugins = load_plugins()
@@ -265,12 +284,12 @@ def _render_outcomes(ctx: DesignContext, devices: Iterable[Device], previous: Ma
     rendered: dict[str, Any] = {}
     if workers == 1:
         for device in todo:
-            rendered[device.name] = sink(device.name, *_render_one(ctx, plugins[device.nos], device, previous))
+            rendered[device.name] = sink(device.name, *one(ctx, plugins[device.nos], device, previous))
             if progress:
                 progress(device)
         return rendered, skipped
     chunks = [[d.name for d in todo[i:i + CHUNK_DEVICES]] for i in range(0, len(todo), CHUNK_DEVICES)]
-    _FORKED[:] = [(ctx, plugins, previous, sink)]
+    _FORKED[:] = [(ctx, plugins, previous, sink, one)]
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             for chunk, done in zip(chunks, pool.map(_render_chunk, chunks), strict=True):

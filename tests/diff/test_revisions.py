@@ -240,3 +240,59 @@ def test_the_head_keeps_the_bases_files_of_every_device_the_change_does_not_reac
     # everything unchanged and cacheable was kept (zone 1's SONiC RTSWs carry custom FRR lines)
     assert kept == set(base) - changed - {f"z01-rtsw00{n}" for n in range(1, 5)}
     assert head == render_tree(tmp_path / "ntp-zone2-keep", FABRIC, tmp_path / "fresh-out")
+
+
+def test_only_the_devices_whose_keys_differ_are_rendered_and_the_diff_is_a_full_renders(repo, tmp_path):
+    """Both revisions are keyed first (`render --keys-only`); the devices whose keys are equal render
+    to the same files and are not rendered at all. The diff is the one two whole renders give."""
+    from netgen.diff.revisions import compare, export_revision, render_tree  # noqa: PLC0415
+
+    commit_change(repo, "ntp-zone2-plan",
+                  lambda d: d["services"]["overrides"][0].update(ntp={"servers": ["192.0.2.9"]}))
+    code, doc = netgen_diff(repo, "--base", "base", "--head", "ntp-zone2-plan")
+    assert code == 0
+    zone2 = {f"z02-{tier}{n:0{3 if tier == 'rtsw' else 2}d}" for tier in ("rtsw", "ctsw") for n in range(1, 5)}
+    assert {d["device"] for d in doc["devices"]} == zone2 - {"z02-rtsw001"}
+    # zone 2 but z02-rtsw001 (its own NTP server: same key), plus zone 1's four SONiC RTSWs, whose
+    # custom FRR lines make them uncacheable
+    assert doc["rendered"] == {"base": 11, "head": 11, "of": 18}
+    whole = {}
+    for ref in ("base", "ntp-zone2-plan"):
+        (tmp_path / ref).mkdir()
+        export_revision(repo, ref, tmp_path / ref)
+        whole[ref] = render_tree(tmp_path / ref, FABRIC, tmp_path / f"{ref}-out")
+    full = compare(whole["base"], whole["ntp-zone2-plan"], "b", "h", FABRIC).as_dict()
+    assert doc["devices"] == full["devices"]
+
+
+def test_a_base_whose_netgen_cannot_key_is_rendered_whole(repo):
+    """A revision from before `render --keys-only` (its netgen refuses the option): both sides are
+    rendered whole, with the same diff."""
+    git(repo, "checkout", "-q", "base")
+    cli_file = repo / "netgen" / "cli" / "fabric.py"
+    source = cli_file.read_text()
+    assert '"--keys-only", is_flag' in source
+    cli_file.write_text(source.replace('"--keys-only", is_flag', '"--not-yet", "keys_only", is_flag'))
+    git(repo, "commit", "-q", "-am", "netgen without --keys-only")
+    git(repo, "tag", "old-netgen")
+    git(repo, "checkout", "-q", "base")
+    code, doc = netgen_diff(repo, "--base", "old-netgen", "--head", "base")
+    assert code == 0
+    assert doc["rendered"] is None
+    assert not doc["changed"]
+
+
+@pytest.mark.parametrize(("base", "head", "rendered_base", "rendered_head"), [
+    ({"a": "1", "b": "2"}, {"a": "1", "b": "2"}, [], []),
+    ({"a": "1", "b": "2"}, {"a": "1", "b": "3"}, ["b"], ["b"]),
+    ({"a": None, "b": "2"}, {"a": None, "b": "2"}, ["a"], ["a"]),  # not cacheable: always rendered
+    ({"a": "1"}, {"a": "1", "c": "4"}, [], ["c"]),  # added
+    ({"a": "1", "d": "5"}, {"a": "1"}, ["d"], []),  # removed
+])
+def test_changed_devices(base, head, rendered_base, rendered_head):
+    from netgen.diff.revisions import RenderPlan, changed_devices  # noqa: PLC0415
+
+    def plan(keys):
+        return RenderPlan(keys, dict.fromkeys(keys, "rtsw"), dict.fromkeys(keys, 1))
+
+    assert changed_devices(plan(base), plan(head)) == (rendered_base, rendered_head)

@@ -123,3 +123,26 @@ def test_keys_are_the_same_in_every_process(tmp_path):
         assert done.returncode == 0, done.stderr
         reused.append(json.loads(done.stdout)["reused"])
     assert reused == [0, 18 - len(NEVER_KEPT)]
+
+
+def test_keys_only_gives_the_keys_a_render_writes_and_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run_cli("render", str(SMALL), "--keys-only")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert list(tmp_path.iterdir()) == []
+    out = tmp_path / "out"
+    _render(SMALL, out)
+    written = json.loads((out / MARKER).read_text())["devices"]
+    keys = {name: entry["key"] for name, entry in doc["devices"].items()}
+    assert keys == {name: written.get(name, {}).get("key") for name in keys}
+    assert {name for name, key in keys.items() if key is None} == NEVER_KEPT
+    assert doc["devices"]["atsw01"]["tier"] == "atsw" and doc["devices"]["atsw01"]["zone"] is None
+    assert doc["devices"]["z02-ctsw01"] | {"key": None} == {"key": None, "tier": "ctsw", "zone": 2}
+
+
+@pytest.mark.parametrize("extra", [["-o", "x"], ["--check"]])
+def test_keys_only_refuses_an_output_or_check(tmp_path, extra):
+    result = run_cli("render", str(SMALL), "--keys-only", *extra)
+    assert result.exit_code == 2
+    assert "--keys-only writes nothing" in result.output
