@@ -25,6 +25,7 @@ import errno
 import functools
 import hashlib
 import io
+import ipaddress
 import json
 import multiprocessing
 import operator
@@ -100,38 +101,56 @@ def code_digest() -> bytes:
     return digest.digest()
 
 
-# a dataclass's fields, read in one C call (pickle's own route for slotted dataclasses calls
-# dataclasses.fields() per object, which was half the cost of a key)
-_FIELDS: dict[type, Callable[[Any], tuple[Any, ...]] | None] = {}
+# How the stable pickler writes an object of each type (None: pickle's own way), worked out once per
+# type. Dataclasses: class and field values read in one C call (pickle's own route for slotted
+# dataclasses calls dataclasses.fields() per object, which was half the cost of a key). Addresses:
+# class and integers (their own reduction formats each address as text, a third of the rest).
+_Reducer = Callable[[Any], Any]
+_REDUCERS: dict[type, _Reducer | None] = {}
+_ADDRESSES = (ipaddress.IPv4Address, ipaddress.IPv6Address)
+_INTERFACES = (ipaddress.IPv4Interface, ipaddress.IPv6Interface)
+_NETWORKS = (ipaddress.IPv4Network, ipaddress.IPv6Network)
 
 
-def _field_reader(cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
-    if cls not in _FIELDS:
-        names = [f.name for f in dataclasses.fields(cls)] if dataclasses.is_dataclass(cls) else None
-        if names is None:
-            _FIELDS[cls] = None
-        elif len(names) == 1:
-            getter = operator.attrgetter(names[0])
-            _FIELDS[cls] = lambda obj: (getter(obj),)
-        else:
-            _FIELDS[cls] = operator.attrgetter(*names) if names else (lambda obj: ())
-    return _FIELDS[cls]
+def _fields_of(cls: type) -> _Reducer:
+    names = [f.name for f in dataclasses.fields(cls)]
+    if not names:
+        return lambda obj: (cls, ())
+    if len(names) == 1:
+        one = operator.attrgetter(names[0])
+        return lambda obj: (cls, (one(obj),))
+    getter = operator.attrgetter(*names)
+    return lambda obj: (cls, getter(obj))
+
+
+def _reducer(cls: type) -> _Reducer | None:
+    if cls not in _REDUCERS:
+        reducer: _Reducer | None = None
+        if dataclasses.is_dataclass(cls):
+            reducer = _fields_of(cls)
+        elif issubclass(cls, _INTERFACES):  # before addresses: an interface is an address too
+            reducer = lambda obj: (cls, ((int(obj), obj.network.prefixlen),))  # noqa: E731
+        elif issubclass(cls, _ADDRESSES):
+            reducer = lambda obj: (cls, (int(obj),))  # noqa: E731
+        elif issubclass(cls, _NETWORKS):
+            reducer = lambda obj: (cls, ((int(obj.network_address), obj.prefixlen),))  # noqa: E731
+        elif issubclass(cls, BaseModel):
+            reducer = lambda obj: (str, (f"{type(obj).__qualname__}{obj.model_dump_json()}",))  # noqa: E731
+        _REDUCERS[cls] = reducer
+    return _REDUCERS[cls]
 
 
 class _StablePickler(pickle.Pickler):
-    """Pickles the same value to the same bytes in every process: sets (whose order follows the
-    per-process string hash seed) sorted, pydantic models as their JSON, dataclasses as their
-    class and field values."""
+    """Pickles the same value to the same bytes in every process: pydantic models as their JSON,
+    dataclasses as their class and field values, addresses as integers. Exact sets never reach
+    reducer_override (pickle writes them itself, in an order that follows the per-process string hash
+    seed): prepared inputs hold sorted sequences instead, which test_render_cache checks across
+    processes with different seeds."""
 
     def reducer_override(self, obj: Any) -> Any:
-        reader = _field_reader(type(obj))
-        if reader is not None:
-            return (type(obj), reader(obj))
-        if isinstance(obj, (set, frozenset)):
-            return (sorted, (sorted(obj, key=repr),))
-        if isinstance(obj, BaseModel):
-            return (str, (f"{type(obj).__qualname__}{obj.model_dump_json()}",))
-        return NotImplemented
+        cls = type(obj)
+        reducer = _REDUCERS[cls] if cls in _REDUCERS else _reducer(cls)
+        return NotImplemented if reducer is None else reducer(obj)
 
 
 def render_key(nos: str, prepared: Prepared) -> str | None:

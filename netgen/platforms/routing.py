@@ -5,7 +5,7 @@ spell it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from ipaddress import IPv4Interface, IPv6Interface
+from ipaddress import IPv4Interface, IPv6Address, IPv6Interface
 
 from netgen.checks import DesignContext
 from netgen.intent.secrets import placeholder
@@ -62,8 +62,12 @@ class BgpPlan:
 
 
 def peer_ip(local: IPv4Interface | IPv6Interface) -> str:
-    """The other address of a /31 or /127."""
-    return str(type(local.ip)(int(local.ip) ^ 1))
+    """The other address of a /31 or /127 (int() of an interface is its address: no object built
+    for the local address, which a fabric asks for a hundred thousand times)."""
+    other = int(local) ^ 1
+    if isinstance(local, IPv4Interface):
+        return f"{other >> 24}.{other >> 16 & 255}.{other >> 8 & 255}.{other & 255}"
+    return str(IPv6Address(other))
 
 
 def maximum_paths(ports: list[Port], asn_of: dict[str, int]) -> int:

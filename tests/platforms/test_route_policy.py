@@ -8,6 +8,8 @@ import re
 from ipaddress import IPv4Network, IPv6Network, ip_network
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from netgen.checks import DesignContext
 from netgen.intent import load_fabric
@@ -207,3 +209,17 @@ def test_rendered_files_reference_only_defined_policy_and_filter_every_session(c
                 assert re.search(rf"^{indent}neighbor {group} route-map \S+ out$", text, re.M), (name, group)
             checked += 1
     assert checked == 18
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 2**128 - 1))
+def test_peer_ip_is_the_other_address_of_the_link(v4, v6):
+    from ipaddress import IPv4Interface, IPv6Interface  # noqa: PLC0415
+
+    from netgen.platforms.routing import peer_ip  # noqa: PLC0415
+
+    for local, prefix, cls in ((v4, 31, IPv4Interface), (v6, 127, IPv6Interface)):
+        interface = cls((local, prefix))
+        other = cls((peer_ip(interface), prefix))
+        assert other.network == interface.network and other.ip != interface.ip
+        assert peer_ip(other) == str(interface.ip)
