@@ -1,5 +1,5 @@
 """Design checks (NG1xx capacity, NG2xx addressing/ASN, NG3xx QoS, NG4xx buffers, NG5xx platform,
-NG6xx custom configuration).
+NG6xx custom configuration, NG7xx hosts against switches).
 
 Importing this package registers every check; `run_checks` runs them all.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from netgen.checks import addressing, buffers, capacity, custom, platform, qos  # noqa: F401  (registration)
+from netgen.checks import addressing, buffers, capacity, custom, hosts, platform, qos  # noqa: F401  (registration)
 from netgen.checks.base import REGISTRY, DesignCheck, DesignContext, Finding, Severity
 from netgen.intent import LoadedFabric, load_fabric
 from netgen.topology import expand

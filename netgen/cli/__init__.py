@@ -31,6 +31,7 @@ COMMANDS = {
     "deploy": ("netgen.cli.deploy", "Push the rendered configs: pre-checks, diff, commit-confirm, post-checks."),
     "diff": ("netgen.cli.diff", "Diff the rendered configs of FABRIC between two git revisions."),
     "headroom": ("netgen.cli.fabric", "PFC headroom per port: netgen's figures and the vendor's."),
+    "hosts": ("netgen.cli.hosts", "The GPU hosts' NIC QoS and NCCL settings, consistent with the switches."),
     "lab": ("netgen.cli.lab", "Run a slice of the fabric in real FRR routers in network namespaces."),
     "recover": ("netgen.cli.deploy", "Finish what an interrupted `netgen deploy` left on the devices."),
     "render": ("netgen.cli.fabric", "Render device configs (SONiC config_db.json + frr.conf, EOS)."),

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, model_validator
 
 from netgen.intent.custom import CustomConfig
+from netgen.intent.hosts import Hosts
 from netgen.intent.secrets import SecretRef
 from netgen.intent.services import Services
 from netgen.intent.types import (
@@ -404,6 +405,8 @@ class Fabric(IntentModel):
     qos: Qos = Field(default_factory=Qos, description="Traffic classes, PFC, ECN, PFC watchdog.")
     hashing: Hashing = Field(default_factory=Hashing, description="ECMP hashing.")
     buffers: Buffers = Field(default_factory=Buffers, description="Buffer policy per tier.")
+    hosts: Hosts = Field(default_factory=Hosts,
+                         description="The GPU hosts' NICs and NCCL (`netgen hosts`); the rest follows qos and hashing.")
     services: Services = Field(
         default_factory=Services,
         description="The switches' own services (management, NTP, syslog, DNS, LLDP, sFlow, gNMI, banner).")

@@ -1,0 +1,131 @@
+"""NG7xx: the hosts against the switches. `netgen hosts` derives the NIC and NCCL settings from the
+fabric's QoS and hashing intent, so they agree by construction; what a site pins in `hosts:` (an
+NCCL_IB_TC its jobs already use, DCQCN on or off) and what a switch model cannot do are where the two
+sides can still part. Each finding names both sides."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import ClassVar
+
+from netgen.checks.base import DesignContext, Finding, devices_text, error, register, warning
+from netgen.hosts.plan import host_qos, qps_per_connection
+
+# Bytes a RoCEv2 packet adds to its payload inside the IP MTU: IPv4 20 + UDP 8 + BTH 12 + ICRC 4
+# (InfiniBand Architecture Specification Annex A17 RoCEv2; RETH/AETH extensions ride inside the MTU
+# margin the NIC keeps). [inferred: a 4096-byte RoCE MTU needs an IP MTU of at least 4140]
+ROCE_OVERHEAD_BYTES = 20 + 8 + 12 + 4
+
+
+@register
+class NcclTrafficIsLossless:
+    code: ClassVar[str] = "NG701"
+    title: ClassVar[str] = "NCCL's data traffic class is lossless on every switch"
+
+    def run(self, ctx: DesignContext) -> Iterator[Finding]:
+        qos = ctx.fabric.qos
+        host = host_qos(ctx.fabric)
+        dscp = host.traffic_class >> 2
+        if dscp not in qos.lossless.dscp:
+            yield error(self.code, "hosts.nccl.traffic_class",
+                        f"NCCL_IB_TC {host.traffic_class} is DSCP {dscp}, which is not in the lossless class"
+                        f" (DSCP {', '.join(map(str, qos.lossless.dscp))}): RoCE data would be dropped, not paused",
+                        f"set hosts.nccl.traffic_class to {qos.lossless.dscp[0] << 2} or drop it (netgen derives it),"
+                        f" or add DSCP {dscp} to qos.lossless.dscp")
+        for role, model_name, model, devices in ctx.tier_models():
+            if not model.capabilities.pfc:
+                yield error(self.code, f"{role.value}/{model_name}",
+                            f"NCCL's traffic class is lossless on the hosts but {model_name} does not run PFC"
+                            f" ({devices_text(devices)}): the RoCE class is lossy there",
+                            "use a model with PFC in this tier")
+
+
+@register
+class CtsIsStrict:
+    code: ClassVar[str] = "NG702"
+    title: ClassVar[str] = "NCCL's clear-to-send messages ride the strict CTS queue"
+
+    def run(self, ctx: DesignContext) -> Iterator[Finding]:
+        qos = ctx.fabric.qos
+        host = host_qos(ctx.fabric)
+        dscp = host.fifo_traffic_class >> 2
+        if dscp not in qos.cts.dscp:
+            where = "the lossless class" if dscp in qos.lossless.dscp else "a lossy DWRR class or the default class"
+            yield error(self.code, "hosts.nccl.fifo_traffic_class",
+                        f"NCCL_IB_FIFO_TC {host.fifo_traffic_class} is DSCP {dscp}, in {where}, not the strict CTS"
+                        f" class (DSCP {', '.join(map(str, qos.cts.dscp))}): clear-to-send waits behind bulk data",
+                        f"set hosts.nccl.fifo_traffic_class to {qos.cts.dscp[0] << 2} or drop it")
+        if host.fifo_traffic_class & 3 or host.traffic_class & 3:
+            yield warning(self.code, "hosts.nccl",
+                          "an NCCL traffic class sets the ECN bits (the low two bits of the ToS byte):"
+                          " the NIC's congestion control decides ECN capability, not the application",
+                          "use a multiple of 4 (DSCP << 2)")
+
+
+@register
+class EcnBothSides:
+    code: ClassVar[str] = "NG703"
+    title: ClassVar[str] = "DCQCN is on at the NICs exactly when the switches mark ECN"
+
+    def run(self, ctx: DesignContext) -> Iterator[Finding]:
+        fabric = ctx.fabric
+        switches = fabric.qos.ecn.enabled
+        nics = host_qos(fabric).dcqcn
+        if switches != nics:
+            side = ("the switches mark ECN but the NICs never react (DCQCN off): marks are wasted and"
+                    " congestion is left to PFC" if switches else
+                    "the NICs run DCQCN but no switch marks ECN: the reaction point never slows down")
+            yield error(self.code, "hosts.dcqcn", side,
+                        "set hosts.dcqcn to qos.ecn.enabled, or drop hosts.dcqcn (it then follows the switches)")
+        if switches:
+            for role, model_name, model, devices in ctx.tier_models():
+                if not model.capabilities.ecn:
+                    yield error(self.code, f"{role.value}/{model_name}",
+                                f"DCQCN is on but {model_name} cannot mark ECN ({devices_text(devices)})",
+                                "use a model that marks ECN in this tier, or turn qos.ecn off")
+
+
+@register
+class QpsSpreadOverPaths:
+    code: ClassVar[str] = "NG704"
+    title: ClassVar[str] = "More QPs per connection only where the switches hash on the QP"
+
+
+    def run(self, ctx: DesignContext) -> Iterator[Finding]:
+        fabric = ctx.fabric
+        qps = qps_per_connection(fabric)
+        if qps <= 1:
+            return
+        # A model that cannot hash on the QP where the fabric asks for it is NG501's finding.
+        if fabric.hashing.mode != "bth_dest_qp":
+            yield warning(self.code, "hashing.mode",
+                          f"hosts open {qps} QPs per connection but the switches hash on the 5-tuple only: QPs of"
+                          " one connection may share a UDP source port and so one path",
+                          "set hashing.mode to bth_dest_qp, or hosts.nccl.qps_per_connection to 1")
+
+
+@register
+class HostMtuFits:
+    code: ClassVar[str] = "NG705"
+    title: ClassVar[str] = "Host MTU fits the fabric and carries the RoCE MTU; every rail has an RDMA device"
+
+    def run(self, ctx: DesignContext) -> Iterator[Finding]:
+        fabric = ctx.fabric
+        hosts = fabric.hosts
+        roce_mtu = fabric.qos.lossless.roce_mtu
+        if hosts.mtu > fabric.mtu:
+            yield error(self.code, "hosts.mtu",
+                        f"host MTU {hosts.mtu} is above the switches' port MTU {fabric.mtu}: large frames are dropped",
+                        f"set hosts.mtu to at most {fabric.mtu}")
+        if hosts.mtu < roce_mtu + ROCE_OVERHEAD_BYTES:
+            yield error(self.code, "hosts.mtu",
+                        f"host MTU {hosts.mtu} cannot carry a RoCE packet of {roce_mtu} bytes"
+                        f" (+{ROCE_OVERHEAD_BYTES} of headers): the NIC falls back to a smaller RoCE MTU",
+                        f"set hosts.mtu to at least {roce_mtu + ROCE_OVERHEAD_BYTES} (9000 is usual)")
+        if hosts.hca_names is not None:
+            short = [zone for zone in fabric.zones if zone.nics_per_host > len(hosts.hca_names)]
+            if short:
+                rails = max(zone.nics_per_host for zone in short)
+                yield error(self.code, "hosts.hca_names",
+                            f"hosts in zone(s) {', '.join(str(z.id) for z in short)} have up to {rails} NICs but"
+                            f" hca_names lists {len(hosts.hca_names)}", "list one RDMA device per rail, rail 0 first")
