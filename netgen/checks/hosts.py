@@ -129,3 +129,37 @@ class HostMtuFits:
                 yield error(self.code, "hosts.hca_names",
                             f"hosts in zone(s) {', '.join(str(z.id) for z in short)} have up to {rails} NICs but"
                             f" hca_names lists {len(hosts.hca_names)}", "list one RDMA device per rail, rail 0 first")
+
+
+@register
+class EnoughQps:
+    code: ClassVar[str] = "NG706"
+    title: ClassVar[str] = "Hosts open at least the QPs per connection the ECMP what-if recommends"
+
+    TRIALS: ClassVar[int] = 4_000
+    SEED: ClassVar[int] = 1
+
+    def run(self, ctx: DesignContext) -> Iterator[Finding]:
+        from netgen.whatif.ecmp import HOT, TARGET, recommend, simulate, stages  # noqa: PLC0415  (numpy)
+
+        fabric = ctx.fabric
+        if fabric.hashing.mode != "bth_dest_qp":
+            return  # the QPs do not reach the hash: NG704
+        qps = qps_per_connection(fabric)
+        zones = {z.id: z for z in fabric.zones}
+        for stage in stages(fabric):
+            models = {getattr(zones[z], f"{stage.tier}_model") for z in stage.zones}
+            if not all(ctx.catalog.get(m).capabilities.bth_dest_qp_hash for m in models):
+                continue  # these switches hash on the 5-tuple (NG501): the model's premise does not hold
+            found = simulate(stage.flows, stage.links, qps, self.TRIALS, self.SEED, stage.flow_gbps, stage.link_gbps)
+            if found.p_hot < TARGET:
+                continue
+            best = recommend(stage, self.TRIALS, self.SEED)
+            advice = (f"{best.qps} QPs keep it under {TARGET:.0%}" if best else "no QP count up to 128 keeps it"
+                      f" under {TARGET:.0%}")
+            yield warning(self.code, stage.name,
+                          f"with {qps} QPs per connection, {stage.flows} flows over {stage.links} equal-cost links put"
+                          f" {HOT}x the mean load on a link with probability {found.p_hot:.2f} (ECMP what-if, seed"
+                          f" {self.SEED}); {advice}",
+                          f"set hashing.qps_per_connection (or hosts.nccl.qps_per_connection) to"
+                          f" {best.qps if best else 128}; `netgen whatif ecmp` shows the figures")

@@ -32,13 +32,16 @@ COMMANDS = {
     "diff": ("netgen.cli.diff", "Diff the rendered configs of FABRIC between two git revisions."),
     "headroom": ("netgen.cli.fabric", "PFC headroom per port: netgen's figures and the vendor's."),
     "hosts": ("netgen.cli.hosts", "The GPU hosts' NIC QoS and NCCL settings, consistent with the switches."),
+    "place": ("netgen.cli.scheduler", "Place a job of N hosts with the fewest ATSW crossings; print its rank order."),
     "lab": ("netgen.cli.lab", "Run a slice of the fabric in real FRR routers in network namespaces."),
     "recover": ("netgen.cli.deploy", "Finish what an interrupted `netgen deploy` left on the devices."),
     "render": ("netgen.cli.fabric", "Render device configs (SONiC config_db.json + frr.conf, EOS)."),
     "rollout": ("netgen.cli.deploy", "Run the rollout playbook with ansible-runner, batch by batch."),
+    "scheduler": ("netgen.cli.scheduler", "The fabric's topology for Slurm, Kueue, Volcano or topograph."),
     "schema": ("netgen.cli.fabric", "Print the JSON Schema of fabric files (or catalog files)."),
     "show": ("netgen.cli.fabric", "Summarise FABRIC: devices, links, GPUs, oversubscription, buffers."),
     "validate": ("netgen.cli.fabric", "Load, expand and check FABRIC; print the findings."),
+    "whatif": ("netgen.cli.scheduler", "What-if studies: ECMP balance by QPs per connection, with failures."),
 }
 cli.lazy.update(COMMANDS)
 

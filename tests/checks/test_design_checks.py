@@ -602,6 +602,13 @@ CASES: list[Case] = [
          "cannot carry a RoCE packet of 4096 bytes"),
     Case("NG705", "two-hcas-for-eight-rails", setting("hosts", {"hca_names": ["mlx5_0", "mlx5_1"]}), ERROR,
          ("up to 8 NICs", "lists 2")),
+    # NG706: RTSWs that hash on the QP spread 16 NIC flows over 16 uplinks; 16 QPs leave P(1.5x) = 0.44.
+    # The small example's RTSW models hash on the 5-tuple (NG501), where the what-if's premise fails.
+    Case("NG706", "sixteen-qps-over-sixteen-uplinks", capability("rtsw", "rtsw-qp", RTSW_EOS, bth_dest_qp_hash=True),
+         WARNING, ("with 16 QPs per connection, 16 flows over 16 equal-cost links", "33 QPs keep it under 5%")),
+    Case("NG706", "forty-qps", combine(capability("rtsw", "rtsw-qp", RTSW_EOS, bth_dest_qp_hash=True),
+                                       setting("hashing.qps_per_connection", 40)), None),
+    Case("NG706", "five-tuple-rtsws-are-ng501s", setting("hashing.qps_per_connection", 16), None),
     Case("NG705", "eight-named-hcas", setting("hosts", {"hca_names": [f"mlx5_{i}" for i in range(8)]}), None),
 ]
 

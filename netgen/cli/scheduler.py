@@ -1,0 +1,243 @@
+"""`netgen scheduler`, `netgen place` and `netgen whatif ecmp`: what the scheduler must know of the
+fabric, where a job should go, and how evenly ECMP spreads it."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from netgen.cli.common import (
+    EXIT_DESIGN,
+    EXIT_INPUT,
+    EXIT_OK,
+    cli,
+    emit_json,
+    err,
+    fabric_argument,
+    fail,
+    json_option,
+    load_checked,
+    out,
+    progress,
+)
+from netgen.scheduler import kubernetes, slurm
+from netgen.scheduler.hostlist import expand as expand_hostlist
+from netgen.scheduler.model import SchedulerTopology, scheduler_topology
+
+FORMATS: dict[str, Callable[[SchedulerTopology], str]] = {
+    "slurm": slurm.tree, "slurm-block": slurm.blocks, "kueue": kubernetes.kueue, "volcano": kubernetes.volcano,
+    "topograph": kubernetes.topograph,
+}
+
+
+def _write(path: Path, text: str) -> None:
+    """FILE replaced whole (a temporary file beside it, renamed over it)."""
+    folder = path.parent if str(path.parent) else Path(".")
+    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+@cli.command()
+@fabric_argument
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), required=True,
+              help="slurm: topology.conf for topology/tree; slurm-block: for topology/block (zones padded to a"
+                   " power of two); kueue: Topology, ResourceFlavor and node labels; volcano: HyperNodes;"
+                   " topograph: NVIDIA topograph's model.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Write FILE (replaced whole); default: stdout.")
+@json_option
+def scheduler(fabric: str, fmt: str, output: Path | None, as_json: bool) -> None:
+    """FABRIC's topology for a scheduler: hosts under their rack switch (RTSW), racks under their zone
+    (its non-blocking CTSW plane as one switch), zones under the ATSW layer."""
+    _, ctx = load_checked(fabric, as_json, "not exported")
+    topo = scheduler_topology(ctx.fabric, ctx.topology)
+    try:
+        text = FORMATS[fmt](topo)
+    except ValueError as exc:  # a name Kubernetes does not take as a label value
+        fail(f"{fmt}: {exc}", as_json)
+    if output is not None:
+        try:
+            _write(output, text)
+        except OSError as exc:
+            fail(f"cannot write {output}: {exc.strerror or exc}", as_json)
+    summary = {"ok": True, "exit_code": EXIT_OK, "format": fmt, "output": str(output) if output else None,
+               "zones": len(topo.zones), "racks": sum(len(z.racks) for z in topo.zones),
+               "hosts": len(topo.hosts())}
+    if as_json:
+        emit_json(summary if output else {**summary, "text": text})
+    elif output is None:
+        click.echo(text, nl=False)
+    else:
+        out.print(f"[bold green]exported[/] {summary['hosts']} host(s), {summary['racks']} rack(s),"
+                  f" {summary['zones']} zone(s) as {fmt} into {escape(str(output))}")
+    sys.exit(EXIT_OK)
+
+
+def _read_free(path: Path, known: set[str], as_json: bool) -> set[str]:
+    """Free hosts: names or Slurm hostlist expressions, whitespace or comma separated, `#` comments."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"--free {path}: cannot read it: {exc}", as_json)
+    free: set[str] = set()
+    for number, line in enumerate(text.splitlines(), 1):
+        for word in line.split("#", 1)[0].split():
+            try:
+                names = expand_hostlist(word)
+            except ValueError:
+                fail(f"--free {path}:{number}: '{word[:80]}' is not a host name or hostlist expression", as_json)
+            unknown = [n for n in names if n not in known]
+            if unknown:
+                fail(f"--free {path}:{number}: {unknown[0][:80]} is not a host of this fabric"
+                     " (names as `netgen hosts` lists them, e.g. z01-r001-h01)", as_json)
+            free.update(names)
+    return free
+
+
+@cli.command()
+@fabric_argument
+@click.option("--hosts", "count", type=click.IntRange(min=1), required=True, help="Hosts the job needs.")
+@click.option("--free", "free_file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Hosts free to use (names or hostlist expressions); default: every host.")
+@click.option("--message-bytes", type=click.IntRange(min=1), default=1 << 30, show_default=True,
+              help="All-reduce size S for the ATSW byte figures.")
+@json_option
+def place(fabric: str, count: int, free_file: Path | None, message_bytes: int, as_json: bool) -> None:
+    """Place a job of N hosts with the fewest ATSW crossings: the fewest zones (one zone if one holds
+    it), whole racks first, ranks zone by zone and rack by rack. Prints the rank order, the bytes a
+    ring all-reduce sends across the ATSW layer and the ATSW load per zone, next to a topology-blind
+    placement (first free hosts by name, ranks in random order)."""
+    from netgen.scheduler.placement import PlacementError, min_zones  # noqa: PLC0415
+    from netgen.scheduler.placement import place as place_job  # noqa: PLC0415
+
+    _, ctx = load_checked(fabric, as_json, "not placed")
+    topo = scheduler_topology(ctx.fabric, ctx.topology)
+    free = _read_free(free_file, set(topo.hosts()), as_json) if free_file else None
+    try:
+        result = place_job(ctx.fabric, topo, count, free, message_bytes)
+    except PlacementError as exc:
+        if as_json:
+            emit_json({"ok": False, "exit_code": EXIT_DESIGN, "error": str(exc)})
+        else:
+            err.print(f"[bold red]not placed[/]: {escape(str(exc))}")
+        sys.exit(EXIT_DESIGN)
+    fewest = min_zones(topo, count, free)
+    doc = {"ok": True, "exit_code": EXIT_OK, "hosts": count, "zones": {str(z): n for z, n in result.zones.items()},
+           "fewest_zones_possible": fewest, "whole_racks": result.whole_racks, "partial_racks": result.partial_racks,
+           "message_bytes": message_bytes, "atsw": result.traffic.as_dict(), "rank_order": result.hosts,
+           "naive": {"zones": {str(z): n for z, n in result.naive_zones.items()},
+                     "atsw": result.naive_traffic.as_dict() if result.naive_traffic else None}}
+    if as_json:
+        emit_json(doc)
+        sys.exit(EXIT_OK)
+    table = Table(title=f"{count} hosts: ATSW layer per all-reduce of {message_bytes / (1 << 30):g} GiB")
+    for column in ("placement", "zones (hosts)", "crossings", "GiB over ATSW", "max ATSW load"):
+        table.add_column(column)
+    for label, zones, traffic in (("netgen", result.zones, result.traffic),
+                                  ("first free by name, random ranks", result.naive_zones, result.naive_traffic)):
+        if traffic is None:
+            continue
+        figures = traffic.as_dict()
+        table.add_row(label, ", ".join(f"z{z}: {n}" for z, n in zones.items()), f"{traffic.crossings:.1f}",
+                      f"{figures['gib_per_allreduce']:.1f}", f"{figures['max_atsw_load']:.3f}")
+    out.print(table)
+    out.print(f"zones used {len(result.zones)} (fewest possible {fewest}); whole racks {result.whole_racks},"
+              f" partial {result.partial_racks}")
+    out.print("rank order:")
+    for rank, host in enumerate(result.hosts):
+        out.print(f"{rank} {host}")
+    sys.exit(EXIT_OK)
+
+
+@cli.group()
+def whatif() -> None:
+    """What-if studies on the fabric."""
+
+
+def _qps_list(value: str) -> list[int]:
+    try:
+        qps = sorted({int(v) for v in value.split(",") if v.strip()})
+    except ValueError:
+        raise click.BadParameter("a comma-separated list of integers, e.g. 1,2,4,8,16") from None
+    if not qps or qps[0] < 1 or qps[-1] > 128:
+        raise click.BadParameter("QP counts between 1 and 128 (NCCL_IB_QPS_PER_CONNECTION)")
+    return qps
+
+
+@whatif.command()
+@fabric_argument
+@click.option("--qps", default="1,2,4,8,16", show_default=True, help="QPs per connection to compare.")
+@click.option("--fail", "failed", metavar="DEVICE", help="The same with this switch failed (its links gone).")
+@click.option("--seed", type=int, default=1, show_default=True, help="Random seed: equal seeds, equal figures.")
+@click.option("--trials", type=click.IntRange(min=100, max=1_000_000), default=20_000, show_default=True)
+@json_option
+def ecmp(fabric: str, qps: str, failed: str | None, seed: int, trials: int, as_json: bool) -> None:
+    """ECMP balance per tier by QPs per connection (balls into bins, seeded Monte Carlo): expected and
+    p99 max/mean link load, P(a link carries 1.5x the mean), P(a link is asked for more than its line
+    rate), and the smallest QP count keeping P(1.5x) under 5%; with --fail, also with DEVICE down."""
+    from netgen.whatif.ecmp import TARGET, recommend, shape, simulate, stages  # noqa: PLC0415
+
+    try:
+        counts = _qps_list(qps)
+    except click.BadParameter as exc:
+        fail(f"--qps: {exc.message}", as_json)
+    _, ctx = load_checked(fabric, as_json, "not simulated")
+    device = None
+    if failed is not None:
+        device = ctx.topology.devices.get(failed)
+        if device is None:
+            fail(f"--fail: {failed[:80]} is not a switch of this fabric", as_json, EXIT_INPUT)
+    healthy = stages(ctx.fabric)
+    # with a device failed, only the stages it changes (the others are the healthy ones)
+    same = {shape(s) for s in healthy}
+    scenarios = [("healthy", healthy)] + ([(f"{failed} failed", [s for s in stages(ctx.fabric, device)
+                                                                  if shape(s) not in same])] if device else [])
+    configured = ctx.fabric.hosts.nccl.qps_per_connection or ctx.fabric.hashing.qps_per_connection
+    report: list[dict[str, Any]] = []
+    steps = sum(len(s) for _, s in scenarios) * (len(counts) + 1)
+    with progress(steps, "simulating") as advance:
+        for label, tiers in scenarios:
+            for stage in tiers:
+                rows = []
+                for q in counts:
+                    rows.append(simulate(stage.flows, stage.links, q, trials, seed, stage.flow_gbps,
+                                         stage.link_gbps).as_dict())
+                    advance()
+                best = recommend(stage, trials, seed)
+                advance()
+                report.append({"scenario": label, "stage": stage.name, "flows": stage.flows, "links": stage.links,
+                               "results": rows, "recommended_qps": best.qps if best else None,
+                               "recommended": best.as_dict() if best else None})
+    doc = {"ok": True, "exit_code": EXIT_OK, "seed": seed, "trials": trials, "hot_ratio": 1.5,
+           "target_p_hot": TARGET, "configured_qps": configured, "hashing": ctx.fabric.hashing.mode,
+           "stages": report}
+    if as_json:
+        emit_json(doc)
+        sys.exit(EXIT_OK)
+    for entry in report:
+        table = Table(title=f"{entry['scenario']}: {entry['stage']} ({entry['flows']} flows over"
+                            f" {entry['links']} links)")
+        for column in ("QPs", escape("E[max/mean]"), "p99", "P(>=1.5x)"):
+            table.add_column(column, justify="right")
+        for row in entry["results"]:
+            table.add_row(str(row["qps"]), f"{row['mean_max_over_mean']:.3f} +- {row['stderr']:.3f}",
+                          f"{row['p99_max_over_mean']:.2f}", f"{row['p_hot']:.3f}")
+        out.print(table)
+        best = entry["recommended_qps"]
+        out.print(f"  smallest QP count with P(>=1.5x) < {TARGET:.0%}: {best if best else 'none up to 128'}"
+                  f" (hosts configured: {configured})")
+    sys.exit(EXIT_OK)

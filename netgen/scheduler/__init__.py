@@ -1,0 +1,1 @@
+"""Scheduler exports (`netgen scheduler`): the fabric as Slurm, Kubernetes and topograph see it."""

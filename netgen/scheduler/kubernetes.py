@@ -1,0 +1,87 @@
+"""Kubernetes exports: node labels with a Kueue Topology, Volcano HyperNodes, and NVIDIA topograph's
+model. Each is built as data and written once as YAML.
+
+* Kueue (kueue.x-k8s.io/v1beta2, the storage version since v0.15; apis/kueue/v1beta2/topology_types.go):
+  a Topology whose levels are the zone, the rack switch and the host (kubernetes.io/hostname must be
+  last), a ResourceFlavor that names it (topologyName needs at least one nodeLabel), and each Node
+  with only those labels, for `kubectl apply` to merge into the nodes.
+* Volcano (topology.volcano.sh/v1alpha1 HyperNode; volcano-sh/apis hypernode_types.go): tier 1 a
+  rack (its hosts by exactMatch), tier 2 a zone (its racks), tier 3 the ATSW layer (its zones);
+  tier 1 is the closest to the nodes, and HyperNode members are matched by exactMatch only.
+* topograph (NVIDIA/topograph docs/modeling.md): `switches` (child switches per switch) and `blocks`
+  (each rack switch's nodes), the model its simulation providers load (`modelFileName`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from netgen.scheduler.hostlist import compress
+from netgen.scheduler.model import SchedulerTopology
+
+LABEL_PREFIX = "netgen.io"
+ZONE_LABEL = f"{LABEL_PREFIX}/aizone"
+RACK_LABEL = f"{LABEL_PREFIX}/rtsw"
+FABRIC_LABEL = f"{LABEL_PREFIX}/fabric"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")  # Kubernetes label values, <= 63
+
+
+def label_value(value: str) -> str:
+    if len(value) > 63 or not _LABEL_VALUE.match(value):
+        raise ValueError(f"{value!r} is not a valid Kubernetes label value (<= 63 characters: letters, digits,"
+                         " '-', '_', '.', starting and ending with a letter or digit)")
+    return value
+
+
+def _dump(documents: list[dict[str, Any]], header: str) -> str:
+    return header + yaml.safe_dump_all(documents, sort_keys=False, default_flow_style=False)
+
+
+def kueue(topo: SchedulerTopology) -> str:
+    name = label_value(topo.fabric)
+    docs: list[dict[str, Any]] = [
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Topology", "metadata": {"name": name},
+         "spec": {"levels": [{"nodeLabel": ZONE_LABEL}, {"nodeLabel": RACK_LABEL}, {"nodeLabel": HOSTNAME_LABEL}]}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": name},
+         "spec": {"nodeLabels": {FABRIC_LABEL: name}, "topologyName": name}},
+    ]
+    for zone in topo.zones:
+        for rack in zone.racks:
+            for host in rack.hosts:
+                docs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": host, "labels": {
+                    FABRIC_LABEL: name, ZONE_LABEL: label_value(zone.switch), RACK_LABEL: label_value(rack.switch)}}})
+    return _dump(docs, f"# netgen: Kueue topology-aware scheduling for fabric {topo.fabric}: the Topology, a\n"
+                       "# ResourceFlavor naming it, and the node labels (kubectl apply merges them into the nodes)\n")
+
+
+def _hypernode(name: str, tier: int, tier_name: str, kind: str, members: list[str]) -> dict[str, Any]:
+    return {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": name},
+            "spec": {"tier": tier, "tierName": tier_name,
+                     "members": [{"type": kind, "selector": {"exactMatch": {"name": m}}} for m in members]}}
+
+
+def volcano(topo: SchedulerTopology) -> str:
+    docs = []
+    for zone in topo.zones:
+        docs += [_hypernode(rack.switch, 1, "rack", "Node", list(rack.hosts)) for rack in zone.racks]
+    docs += [_hypernode(zone.switch, 2, "zone", "HyperNode", [r.switch for r in zone.racks]) for zone in topo.zones]
+    if topo.top is not None:
+        docs.append(_hypernode(topo.top, 3, "aggregation", "HyperNode", [z.switch for z in topo.zones]))
+    return _dump(docs, f"# netgen: Volcano HyperNodes for fabric {topo.fabric} (tier 1 racks, 2 zones, 3 the ATSW"
+                       " layer)\n")
+
+
+def topograph(topo: SchedulerTopology) -> str:
+    switches: dict[str, Any] = {}
+    if topo.top is not None:
+        switches[topo.top] = {"switches": [z.switch for z in topo.zones]}
+    for zone in topo.zones:
+        switches[zone.switch] = {"switches": [r.switch for r in zone.racks]}
+    blocks = [{"switch": rack.switch, "nodes": [compress(rack.hosts)]} for zone in topo.zones for rack in zone.racks]
+    return (f"# netgen: NVIDIA topograph model of fabric {topo.fabric} (docs/modeling.md): give it to a"
+            " simulation provider as modelFileName\n"
+            + yaml.safe_dump({"switches": switches, "blocks": blocks}, sort_keys=False, default_flow_style=False))

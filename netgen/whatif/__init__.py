@@ -1,0 +1,1 @@
+"""What-if studies on the fabric (`netgen whatif`)."""

@@ -1,0 +1,87 @@
+"""The ECMP what-if's Monte Carlo against closed-form balls-into-bins answers on small cases, its
+reproducibility, and the stages it reads from the fabric."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import pytest
+
+from netgen.intent import load_fabric
+from netgen.whatif.ecmp import Stage, recommend, simulate, stages
+from tests.conftest import ROOT, SMALL, run_cli
+
+pytestmark = pytest.mark.render
+
+
+def _exact(balls: int, bins: int) -> tuple[float, float]:
+    """E[max/mean] and P(max >= 1.5 mean) by enumerating every assignment of balls to bins."""
+    total = hot = 0.0
+    threshold = 1.5 * balls / bins
+    for assignment in itertools.product(range(bins), repeat=balls):
+        busiest = max(assignment.count(b) for b in range(bins))
+        total += busiest * bins / balls
+        hot += busiest >= threshold - 1e-9
+    count = bins**balls
+    return total / count, hot / count
+
+
+@pytest.mark.parametrize(("flows", "qps", "links"), [(3, 1, 3), (2, 2, 3), (5, 1, 4), (3, 2, 2)])
+def test_monte_carlo_matches_enumeration(flows, qps, links):
+    expected_ratio, expected_hot = _exact(flows * qps, links)
+    found = simulate(flows, qps=qps, links=links, trials=200_000, seed=3)
+    assert found.mean_ratio == pytest.approx(expected_ratio, abs=4 * found.stderr + 1e-3)
+    assert found.p_hot == pytest.approx(expected_hot, abs=0.005)
+
+
+@pytest.mark.parametrize(("balls", "bins"), [(4, 4), (8, 16), (16, 16)])
+def test_collision_probability_is_the_birthday_product(balls, bins):
+    """m balls in K >= m bins never share one with probability prod_{i<m} (1 - i/K); with m = K the
+    mean is 1, so a collision is exactly a link at >= 1.5x the mean."""
+    no_collision = math.prod(1 - i / bins for i in range(balls))
+    found = simulate(balls, links=bins, qps=1, trials=200_000, seed=5)
+    if balls == bins:
+        assert found.p_hot == pytest.approx(1 - no_collision, abs=0.003)
+    else:  # mean 0.5: any link with 1 ball is at 2x the mean
+        assert found.p_hot == 1.0
+
+
+def test_only_balls_count_matters_and_the_seed_reproduces():
+    a = simulate(16, links=16, qps=4, trials=50_000, seed=11)
+    b = simulate(64, links=16, qps=1, trials=50_000, seed=11)
+    assert a.mean_ratio == pytest.approx(b.mean_ratio, abs=4 * (a.stderr + b.stderr))
+    again = simulate.__wrapped__(16, links=16, qps=4, trials=50_000, seed=11)  # not the cached one
+    assert again == a
+
+
+def test_the_recommended_qps_is_the_smallest_under_five_percent():
+    stage = Stage("rack", 16, 16, 400, 400)
+    best = recommend(stage, trials=4000, seed=1)
+    assert best is not None and best.p_hot < 0.05
+    assert simulate(16, 16, best.qps - 1, 4000, 1, 400, 400).p_hot >= 0.05
+
+
+def test_stages_and_a_failed_ctsw():
+    loaded = load_fabric(ROOT / "inventory" / "meta-24k")
+    healthy = stages(loaded.fabric)
+    assert [(s.name, s.flows, s.links) for s in healthy] == [
+        ("zones 1, 2, 3, 4, 5, 6, 7, 8 RTSW uplinks", 16, 16), ("zones 1, 2, 3, 4, 5, 6, 7, 8 CTSW to ATSW", 192, 28)]
+    from netgen.topology import expand  # noqa: PLC0415
+
+    topology = expand(loaded.fabric, loaded.catalog)
+    failed = stages(loaded.fabric, topology.devices["z03-ctsw07"])
+    assert ("zone 3 RTSW uplinks", 16, 15) in [(s.name, s.flows, s.links) for s in failed]
+
+
+def test_whatif_json_is_reproducible_and_names_the_failed_switch():
+    args = ("whatif", "ecmp", str(SMALL), "--qps", "1,4,16", "--trials", "2000", "--seed", "9", "--json")
+    first = json.loads(run_cli(*args).stdout)
+    assert first == json.loads(run_cli(*args).stdout)
+    assert [r["qps"] for r in first["stages"][0]["results"]] == [1, 4, 16]
+    failed = json.loads(run_cli(*args, "--fail", "atsw01").stdout)
+    assert [s["scenario"] for s in failed["stages"]][-1] == "atsw01 failed"
+    assert failed["stages"][-1]["links"] == 1
+    bad = run_cli("whatif", "ecmp", str(SMALL), "--fail", "nope01")
+    assert bad.exit_code == 2 and "nope01 is not a switch of this fabric" in bad.output
