@@ -136,7 +136,7 @@ class EnoughQps:
     code: ClassVar[str] = "NG706"
     title: ClassVar[str] = "Hosts open at least the QPs per connection the ECMP what-if recommends"
 
-    TRIALS: ClassVar[int] = 4_000
+    TRIALS: ClassVar[int] = 4_000  # = the what-if's search trials, so both name the same QP count
     SEED: ClassVar[int] = 1
 
     def run(self, ctx: DesignContext) -> Iterator[Finding]:

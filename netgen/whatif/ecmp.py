@@ -30,7 +30,7 @@ from netgen.topology.model import Device, Role
 HOT = 1.5  # a link carrying 1.5x the mean is "hot"
 TARGET = 0.05  # recommend the smallest q with P(hot) below this
 MAX_QPS = 128  # NCCL_IB_QPS_PER_CONNECTION's upper bound (NCCL user guide)
-_DRAWS_PER_BATCH = 2_000_000  # bounds memory: trials x flows x q integers per batch
+_DRAWS_PER_BATCH = 262_144  # bounds memory (2 MB of draws per batch): trials x flows x q integers
 SEARCH_TRIALS = 4_000  # trials per step of the QP search (its answer is then measured with the full count)
 
 
@@ -86,27 +86,51 @@ def simulate(flows: int, links: int, qps: int, trials: int, seed: int, flow_gbps
                   float(np.quantile(ratio, 0.99)), float(np.mean(ratio >= HOT - 1e-9)), overload / trials)
 
 
-def recommend(stage: Stage, trials: int, seed: int) -> Result | None:
-    """The smallest q (1..128) with P(hot) below 5%: doubling q until it holds, then bisecting
-    between the last two (P(hot) falls as q grows); None if even 128 QPs leave it above. The search
-    runs SEARCH_TRIALS trials per step; the answer is measured again with `trials`."""
-    def hot(q: int, count: int) -> Result:
-        return simulate(stage.flows, stage.links, q, count, seed, stage.flow_gbps, stage.link_gbps)
+def hot_lower_bound(flows: int, links: int, qps: int) -> float:
+    """A closed-form lower bound of P(max >= 1.5 x mean): 1 - (1 - P(Bin(m, 1/K) >= t))^K. Link loads
+    are negatively associated (Dubhashi & Ranjan, 1998), so P(every link below t) is at most the
+    product of the per-link probabilities. The tail sum stops once its terms no longer count."""
+    balls = flows * qps
+    threshold = math.ceil(HOT * balls / links - 1e-9)
+    p = 1 / links
+    if links == 1:
+        return 0.0  # one link carries the mean
+    log_p, log_q = math.log(p), math.log1p(-p)
+    tail = 0.0
+    for k in range(threshold, balls + 1):
+        term = math.exp(math.lgamma(balls + 1) - math.lgamma(k + 1) - math.lgamma(balls - k + 1)
+                        + k * log_p + (balls - k) * log_q)
+        tail += term
+        if term < 1e-15 * max(tail, 1e-300) and k > balls * p:
+            break
+    return 1 - (1 - min(tail, 1.0)) ** links
 
-    search = min(trials, SEARCH_TRIALS)
-    q = 1
-    while hot(q, search).p_hot >= TARGET:
-        if q == MAX_QPS:
-            return None
-        q = min(2 * q, MAX_QPS)
-    low, high = q // 2 + 1, q
-    while low < high:
+
+def recommend(stage: Stage, trials: int, seed: int) -> Result | None:
+    """The smallest q (1..128) whose simulated P(hot) is below 5%; None if even 128 leave it above.
+    No q whose lower bound is at or above 5% can do (hot_lower_bound), so the search starts at the
+    smallest q the bound allows and steps up, simulating each with SEARCH_TRIALS trials; the answer
+    is measured again with `trials`."""
+    def bound_ok(q: int) -> bool:
+        return hot_lower_bound(stage.flows, stage.links, q) < TARGET
+
+    if not bound_ok(MAX_QPS):
+        return None
+    low, high = 1, MAX_QPS
+    while low < high:  # the bound falls with q (but for rounding at the threshold: checked below)
         mid = (low + high) // 2
-        if hot(mid, search).p_hot < TARGET:
+        if bound_ok(mid):
             high = mid
         else:
             low = mid + 1
-    return hot(low, trials)
+    while low > 1 and bound_ok(low - 1):
+        low -= 1
+    search = min(trials, SEARCH_TRIALS)
+    for q in range(low, MAX_QPS + 1):
+        if bound_ok(q) and simulate(stage.flows, stage.links, q, search, seed, stage.flow_gbps,
+                                    stage.link_gbps).p_hot < TARGET:
+            return simulate(stage.flows, stage.links, q, trials, seed, stage.flow_gbps, stage.link_gbps)
+    return None
 
 
 def _zones_text(ids: list[int]) -> str:

@@ -48,6 +48,13 @@ def test_collision_probability_is_the_birthday_product(balls, bins):
         assert found.p_hot == 1.0
 
 
+@pytest.mark.parametrize(("flows", "qps", "links"), [(3, 1, 3), (2, 2, 3), (5, 1, 4), (3, 2, 2), (4, 1, 4)])
+def test_the_closed_form_bound_is_below_the_exact_probability(flows, qps, links):
+    from netgen.whatif.ecmp import hot_lower_bound  # noqa: PLC0415
+
+    assert hot_lower_bound(flows, links, qps) <= _exact(flows * qps, links)[1] + 1e-12
+
+
 def test_only_balls_count_matters_and_the_seed_reproduces():
     a = simulate(16, links=16, qps=4, trials=50_000, seed=11)
     b = simulate(64, links=16, qps=1, trials=50_000, seed=11)
