@@ -10,9 +10,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import orjson
 import pytest
 
-from tests.conftest import SMALL, findings_of, run_cli
+from tests.conftest import ROOT, SMALL, findings_of, run_cli
 
 pytestmark = pytest.mark.render
 
@@ -22,17 +23,28 @@ def _env_file(path: Path) -> dict[str, str]:
     return dict(pairs)
 
 
-@pytest.fixture(scope="module")
-def both_sides(tmp_path_factory) -> tuple[Path, Path]:
-    base = tmp_path_factory.mktemp("sides")
+def _render_both(fabric: Path, base: Path) -> tuple[Path, Path]:
     hosts, switches = base / "hosts", base / "switches"
-    assert run_cli("hosts", str(SMALL), "-o", str(hosts)).exit_code == 0
-    assert run_cli("render", str(SMALL), "-o", str(switches)).exit_code == 0
+    assert run_cli("hosts", str(fabric), "-o", str(hosts)).exit_code == 0
+    assert run_cli("render", str(fabric), "-o", str(switches)).exit_code == 0
     return hosts, switches
 
 
+@pytest.fixture(scope="module")
+def small_sides(tmp_path_factory) -> tuple[Path, Path]:
+    return _render_both(SMALL, tmp_path_factory.mktemp("small"))
+
+
+@pytest.fixture(scope="module", params=["small", "meta-24k"])
+def both_sides(request, tmp_path_factory) -> tuple[Path, Path]:
+    """Both bundled fabrics, each side as netgen writes it."""
+    if request.param == "small":
+        return request.getfixturevalue("small_sides")
+    return _render_both(ROOT / "inventory" / "meta-24k", tmp_path_factory.mktemp("meta"))
+
+
 def _sonic_switches(switches: Path) -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted(switches.glob("*/config_db.json"))]
+    return [orjson.loads(p.read_bytes()) for p in sorted(switches.glob("*/config_db.json"))]
 
 
 def _eos_switches(switches: Path) -> list[str]:
@@ -85,8 +97,8 @@ def test_nccl_clear_to_send_rides_the_strict_queue_on_every_switch(both_sides):
     assert tsa[prio] == "strict" and tsa.count("strict") == 1
 
 
-def test_qps_hca_order_and_dcqcn_follow_the_intent(both_sides, small_data):
-    hosts, _ = both_sides
+def test_qps_hca_order_and_dcqcn_follow_the_intent(small_sides, small_data):
+    hosts, _ = small_sides
     env = _env_file(hosts / "connectx-8nic" / "nccl.env")
     assert env["NCCL_IB_QPS_PER_CONNECTION"] == str(small_data.get("hashing", {}).get("qps_per_connection", 16))
     assert env["NCCL_IB_SPLIT_DATA_ON_QPS"] == "0"
@@ -98,8 +110,8 @@ def test_qps_hca_order_and_dcqcn_follow_the_intent(both_sides, small_data):
     assert doc["qos"]["dcqcn"] is False and doc["qos"]["pfc_priority"] == 3 and doc["hosts"] == 16
 
 
-def test_every_host_and_rail_is_in_the_inventory_with_its_switch_port(both_sides):
-    hosts, switches = both_sides
+def test_every_host_and_rail_is_in_the_inventory_with_its_switch_port(small_sides):
+    hosts, switches = small_sides
     doc = json.loads((hosts / "inventory" / "hosts.json").read_text())
     assert len(doc["hosts"]) == 16
     first = doc["hosts"][0]
@@ -109,10 +121,10 @@ def test_every_host_and_rail_is_in_the_inventory_with_its_switch_port(both_sides
         assert db["PORT"][rail["rtsw_port"]]["description"] == f"{first['name']}:{rail['nic']}"
 
 
-def test_the_scripts_parse_and_dcb_takes_their_mappings(both_sides, tmp_path, small_data, write_fabric):
+def test_the_scripts_parse_and_dcb_takes_their_mappings(small_sides, tmp_path, small_data, write_fabric):
     """`sh -n` parses each script; iproute2's dcb parses the DSCP-to-priority pairs (on `lo`, which has
     no DCB: the kernel refuses after the parse, where a bad pair is refused by the parser)."""
-    hosts, _ = both_sides
+    hosts, _ = small_sides
     small_data["hosts"] = {"nic": "thor2", "dcqcn": True}
     small_data["qos"]["ecn"] = {"enabled": True}
     thor = tmp_path / "thor"
@@ -153,8 +165,6 @@ def test_thor2_sets_congestion_control_through_configfs_and_applies_it(small_dat
 
 
 def test_the_bundled_fabrics_hosts_agree_with_their_switches():
-    from tests.conftest import ROOT  # noqa: PLC0415
-
     assert not [f for f in findings_of(SMALL) if f.code.startswith("NG70")]
     # meta-24k's RTSWs hash on the QP, and its 16 QPs per connection are fewer than the what-if's 33
     found = [f for f in findings_of(ROOT / "inventory" / "meta-24k") if f.code.startswith("NG70")]
