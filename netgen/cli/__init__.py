@@ -27,6 +27,7 @@ GC_THRESHOLDS = (10_000, 100, 100)
 COMMANDS = {
     "ansible-collection": ("netgen.cli.deploy", "Build the netgen.fabric Ansible collection tarball."),
     "ansible-inventory": ("netgen.cli.deploy", "Print the Ansible inventory (JSON) generated from the fabric."),
+    "cabling": ("netgen.cli.cabling", "The cabling plan: one row per cable, in the order a technician walks the hall."),
     "check": ("netgen.cli.deploy", "Run the device checks read-only (model, BGP, PFC, ECMP)."),
     "deploy": ("netgen.cli.deploy", "Push the rendered configs: pre-checks, diff, commit-confirm, post-checks."),
     "diff": ("netgen.cli.diff", "Diff the rendered configs of FABRIC between two git revisions."),

@@ -9,9 +9,12 @@ import contextlib
 import difflib
 import importlib
 import json
+import os
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
@@ -215,3 +218,16 @@ def load_checked(fabric: str, as_json: bool, refusal: str) -> tuple[LoadedFabric
             print_findings(findings)
         fail(f"{errors} design error(s): {refusal}", as_json, EXIT_DESIGN)
     return loaded, ctx
+
+
+def write_replacing(path: Path, text: str) -> None:
+    """FILE replaced whole (a temporary file beside it, renamed over it)."""
+    folder = path.parent if str(path.parent) else Path(".")
+    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise

@@ -3,9 +3,7 @@ fabric, where a job should go, and how evenly ECMP spreads it."""
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,7 @@ from netgen.cli.common import (
     load_checked,
     out,
     progress,
+    write_replacing,
 )
 from netgen.scheduler import kubernetes, slurm
 from netgen.scheduler.hostlist import expand as expand_hostlist
@@ -36,19 +35,6 @@ FORMATS: dict[str, Callable[[SchedulerTopology], str]] = {
     "slurm": slurm.tree, "slurm-block": slurm.blocks, "kueue": kubernetes.kueue, "volcano": kubernetes.volcano,
     "topograph": kubernetes.topograph,
 }
-
-
-def _write(path: Path, text: str) -> None:
-    """FILE replaced whole (a temporary file beside it, renamed over it)."""
-    folder = path.parent if str(path.parent) else Path(".")
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 @cli.command()
@@ -71,7 +57,7 @@ def scheduler(fabric: str, fmt: str, output: Path | None, as_json: bool) -> None
         fail(f"{fmt}: {exc}", as_json)
     if output is not None:
         try:
-            _write(output, text)
+            write_replacing(output, text)
         except OSError as exc:
             fail(f"cannot write {output}: {exc.strerror or exc}", as_json)
     summary = {"ok": True, "exit_code": EXIT_OK, "format": fmt, "output": str(output) if output else None,

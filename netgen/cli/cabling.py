@@ -1,0 +1,66 @@
+"""`netgen cabling`: the cabling plan, one row per cable."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.markup import escape
+
+from netgen.cabling.plan import COLUMNS, bill, cabling_plan
+from netgen.cli.common import (
+    EXIT_OK,
+    cli,
+    emit_json,
+    fabric_argument,
+    fail,
+    json_option,
+    load_checked,
+    out,
+    write_replacing,
+)
+
+
+@cli.command()
+@fabric_argument
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Write FILE (replaced whole); default: stdout.")
+@click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv", show_default=True,
+              help="csv: one row per cable with a header; json: the cables and the bill of cables.")
+@json_option
+def cabling(fabric: str, output: Path | None, fmt: str, as_json: bool) -> None:
+    """One row per cable (device, port, peer, peer port, speed, media, length from the intent, and the
+    label for both ends), in the order a technician walks the hall: zone by zone, rack by rack (the
+    rack's NIC cables, then its RTSW uplinks), then the zone's CTSW uplinks to the ATSW layer."""
+    _, ctx = load_checked(fabric, as_json, "no cabling plan")
+    cables = cabling_plan(ctx.fabric, ctx.topology)
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(COLUMNS)
+        for cable in cables:
+            row = cable.as_dict()
+            writer.writerow(["" if row[c] is None else row[c] for c in COLUMNS])
+        text = buffer.getvalue()
+    else:
+        text = json.dumps({"fabric": ctx.fabric.name, "cables": [c.as_dict() for c in cables],
+                           "bill": bill(cables)}, indent=1) + "\n"
+    if output is not None:
+        try:
+            write_replacing(output, text)
+        except OSError as exc:
+            fail(f"cannot write {output}: {exc.strerror or exc}", as_json)
+    if as_json:
+        emit_json({"ok": True, "exit_code": EXIT_OK, "output": str(output) if output else None, "format": fmt,
+                   "cables": len(cables), "bill": bill(cables)})
+    elif output is None:
+        click.echo(text, nl=False)
+    else:
+        out.print(f"[bold green]cabling plan[/]: {len(cables)} cable(s) into {escape(str(output))}")
+        for item in bill(cables):
+            out.print(f"  {item['count']:>6} x {item['media']} {item['speed_gbps']}G {item['length_m']} m")
+    sys.exit(EXIT_OK)
