@@ -36,6 +36,7 @@ COMMANDS = {
     "place": ("netgen.cli.scheduler", "Place a job of N hosts with the fewest ATSW crossings; print its rank order."),
     "lab": ("netgen.cli.lab", "Run a slice of the fabric in real FRR routers in network namespaces."),
     "recover": ("netgen.cli.deploy", "Finish what an interrupted `netgen deploy` left on the devices."),
+    "report": ("netgen.cli.report", "One self-contained HTML page: zones, links, QoS chain, what-if, findings."),
     "render": ("netgen.cli.fabric", "Render device configs (SONiC config_db.json + frr.conf, EOS)."),
     "rollout": ("netgen.cli.deploy", "Run the rollout playbook with ansible-runner, batch by batch."),
     "scheduler": ("netgen.cli.scheduler", "The fabric's topology for Slurm, Kueue, Volcano or topograph."),

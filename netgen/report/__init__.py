@@ -1,0 +1,1 @@
+"""The fabric report (`netgen report`): one self-contained HTML page."""

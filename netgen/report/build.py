@@ -1,0 +1,185 @@
+"""The fabric report (`netgen report`): every figure a reviewer needs, decided here as data; the
+template (templates/report/report.html.j2) only lays it out. One self-contained HTML file: inline
+CSS and SVG, no script and nothing fetched, so it opens anywhere and stays small at meta-24k scale
+(zones are drawn, not devices; each zone's RTSW x CTSW links are a matrix, not a hairball)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import cache
+from typing import Any
+
+import jinja2
+
+from netgen.checks.base import DesignContext, Finding
+from netgen.checks.summary import summarize
+from netgen.hosts.plan import host_qos, qps_per_connection
+from netgen.platforms.base import TEMPLATE_ROOT
+from netgen.platforms.features import dscp_to_tc, tc_to_queue
+from netgen.scheduler.model import scheduler_topology
+from netgen.scheduler.placement import atsw_capacity_tbps, place
+from netgen.topology.model import LinkTier, Role
+
+WHATIF_TRIALS = 4_000
+WHATIF_SEED = 1
+WHATIF_QPS = (1, 2, 4, 8, 16, 32)
+
+
+@cache
+def _env() -> jinja2.Environment:
+    """HTML: every value escaped (finding messages hold '<', names come from the fabric file)."""
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_ROOT / "report"), autoescape=True,
+                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+
+
+def _zone_picture(ctx: DesignContext) -> dict[str, Any]:
+    """Zones in a row under the ATSW layer; an edge's width follows its Tb/s (widest 14 px)."""
+    fabric = ctx.fabric
+    zones = sorted(fabric.zones, key=lambda z: z.id)
+    capacity = atsw_capacity_tbps(fabric)
+    width_each, gap = 160, 24
+    width = max(400, len(zones) * (width_each + gap) + gap)
+    widest = max(capacity.values(), default=0.0) or 1.0
+    nodes = []
+    for index, zone in enumerate(zones):
+        x = gap + index * (width_each + gap)
+        hosts = zone.racks * zone.hosts_per_rack
+        nodes.append({"id": zone.id, "x": x, "y": 150, "w": width_each, "h": 70, "label": f"zone {zone.id}",
+                      "detail": f"{zone.racks} racks, {hosts * zone.gpus_per_host:,} GPUs",
+                      "cx": x + width_each / 2, "tbps": capacity[zone.id],
+                      "stroke": max(1.0, 14 * capacity[zone.id] / widest),
+                      "edge_label": f"{capacity[zone.id]:,.1f} Tb/s"})
+    agg = fabric.aggregation
+    top = None
+    if agg is not None:
+        top = {"x": gap, "y": 20, "w": width - 2 * gap, "h": 50,
+               "label": f"ATSW layer: {agg.atsw_count} x {agg.atsw_model}"}
+    return {"width": width, "height": 240, "zones": nodes, "top": top}
+
+
+def _matrices(ctx: DesignContext) -> list[dict[str, Any]]:
+    """Per zone: RTSW rows x CTSW columns, each cell the planned links between the two."""
+    topo = ctx.topology
+    counts: dict[int, Counter[tuple[str, str]]] = {}
+    for link in topo.links:
+        if link.tier is LinkTier.RTSW_CTSW:
+            zone_id = topo.devices[link.lower.device].zone or 0
+            counts.setdefault(zone_id, Counter())[(link.lower.device, link.upper.device)] += 1
+    out = []
+    for zone in sorted(ctx.fabric.zones, key=lambda z: z.id):
+        rtsws = sorted((d for d in topo.by_role(Role.RTSW) if d.zone == zone.id), key=lambda d: d.number)
+        ctsws = sorted((d for d in topo.by_role(Role.CTSW) if d.zone == zone.id), key=lambda d: d.number)
+        cells = counts.get(zone.id, Counter())
+        rows: list[dict[str, Any]] = [{"name": r.name, "cells": [cells[(r.name, c.name)] for c in ctsws]}
+                                      for r in rtsws]
+        expected = zone.links_per_rtsw_ctsw
+        off = sum(1 for row in rows for n in row["cells"] if n != expected)
+        out.append({"zone": zone.id, "columns": [c.name for c in ctsws], "rows": rows, "expected": expected,
+                    "off": off, "links": sum(cells.values())})
+    return out
+
+
+def _qos_chain(ctx: DesignContext) -> list[dict[str, Any]]:
+    """Per class, the chain from the host's NCCL setting to the spine's queue."""
+    fabric = ctx.fabric
+    qos, host = fabric.qos, host_qos(fabric)
+    tcs, queues = dscp_to_tc(fabric), tc_to_queue(fabric)
+    priority = dict(host.dscp_priority)
+    rows = []
+    classes = [(qos.lossless.name, qos.lossless.dscp, "lossless"), (qos.cts.name, qos.cts.dscp, "strict")]
+    classes += [(c.name, c.dscp, f"DWRR {c.weight} %") for c in qos.classes]
+    for name, dscps, scheduling in classes:
+        tc = tcs[dscps[0]]
+        nccl = []
+        if host.traffic_class >> 2 in dscps:
+            nccl.append(f"NCCL_IB_TC={host.traffic_class}")
+        if host.fifo_traffic_class >> 2 in dscps:
+            nccl.append(f"NCCL_IB_FIFO_TC={host.fifo_traffic_class}")
+        lossless = scheduling == "lossless"
+        host_priorities = sorted({str(priority[d]) for d in dscps if d in priority})
+        rows.append({"name": name, "dscp": ", ".join(map(str, dscps)), "nccl": ", ".join(nccl) or "-",
+                     "host_priority": ", ".join(host_priorities) or "default",
+                     "tc": tc, "queue": queues.get(tc, "-"),
+                     "pg": qos.lossless.pfc_priority if lossless else 0,
+                     "pfc": f"on (priority {qos.lossless.pfc_priority})" if lossless else "off",
+                     "scheduling": f"DWRR {qos.lossless.weight} %, PFC no-drop" if lossless else scheduling,
+                     "ecn": ("on" if qos.ecn.enabled else "off") if lossless else "-",
+                     "dcqcn": ("on" if host.dcqcn else "off") if lossless else "-"})
+    return rows
+
+
+def _whatif(ctx: DesignContext) -> list[dict[str, Any]]:
+    from netgen.whatif.ecmp import recommend, simulate, stages  # noqa: PLC0415  (numpy)
+
+    panels = []
+    for stage in stages(ctx.fabric):
+        rows = [simulate(stage.flows, stage.links, q, WHATIF_TRIALS, WHATIF_SEED, stage.flow_gbps,
+                         stage.link_gbps).as_dict() for q in WHATIF_QPS]
+        best = recommend(stage, WHATIF_TRIALS, WHATIF_SEED)
+        panels.append({"stage": stage.name, "flows": stage.flows, "links": stage.links, "rows": rows,
+                       "recommended": best.qps if best else None})
+    return panels
+
+
+def _placements(ctx: DesignContext) -> list[dict[str, Any]]:
+    """Sample jobs: half a zone, and a zone and a third (crossing the ATSW layer where zones are
+    equal), placed by netgen and by a topology-blind scheduler."""
+    fabric = ctx.fabric
+    topo = scheduler_topology(fabric, ctx.topology)
+    largest = max(z.hosts for z in topo.zones)
+    sizes = sorted({max(1, largest // 2), min(len(topo.hosts()), largest + largest // 3)})
+    out = []
+    for size in sizes:
+        result = place(fabric, topo, size)
+        naive = result.naive_traffic
+        out.append({"hosts": size, "zones": result.zones, "crossings": result.traffic.crossings,
+                    "gib": result.traffic.as_dict()["gib_per_allreduce"],
+                    "load": result.traffic.as_dict()["max_atsw_load"],
+                    "naive_zones": result.naive_zones, "naive_crossings": naive.crossings if naive else 0,
+                    "naive_gib": naive.as_dict()["gib_per_allreduce"] if naive else 0,
+                    "naive_load": naive.as_dict()["max_atsw_load"] if naive else 0})
+    return out
+
+
+def _zone_ranges(zones: list[int]) -> str:
+    """[1, 2, 3, 5] -> "1-3, 5"."""
+    parts: list[str] = []
+    for zone in sorted(zones):
+        if parts and parts[-1].split("-")[-1] == str(zone - 1):
+            parts[-1] = f"{parts[-1].split('-')[0]}-{zone}"
+        else:
+            parts.append(str(zone))
+    return ", ".join(parts)
+
+
+def _oversubscription(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """Zones with the same ratios share a row."""
+    grouped: dict[tuple[str, str, str], list[int]] = {}
+    for row in summary["oversubscription"]:
+        grouped.setdefault((row["tier"], row["ratio"], row["declared"]), []).append(row["zone"])
+    return [{"zones": _zone_ranges(zones), "tier": tier, "ratio": ratio, "declared": declared}
+            for (tier, ratio, declared), zones in grouped.items()]
+
+
+def report_data(ctx: DesignContext, findings: list[Finding]) -> dict[str, Any]:
+    summary = summarize(ctx)
+    counts = Counter(f.severity.value for f in findings)
+    return {
+        "summary": summary,
+        "picture": _zone_picture(ctx),
+        "oversubscription": _oversubscription(summary),
+        "matrices": _matrices(ctx),
+        "qos": _qos_chain(ctx),
+        "qps": qps_per_connection(ctx.fabric),
+        "hashing": ctx.fabric.hashing.mode,
+        "whatif": _whatif(ctx),
+        "whatif_trials": WHATIF_TRIALS,
+        "placements": _placements(ctx),
+        "findings": [f.as_dict() for f in findings],
+        "errors": counts.get("error", 0),
+        "warnings": counts.get("warning", 0),
+    }
+
+
+def render_report(ctx: DesignContext, findings: list[Finding]) -> str:
+    return _env().get_template("report.html.j2").render(report_data(ctx, findings))
