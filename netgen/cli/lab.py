@@ -34,7 +34,7 @@ from netgen.lab import containerlab, netns
 from netgen.lab.adapters import lab_inputs
 from netgen.lab.backend import LabBackend, LabError, check_lab_name, load_backends
 from netgen.lab.plan import LabPlan, LabSliceError, SliceRequest
-from netgen.lab.verify import DRILL_MODES, NOT_EXERCISED, LabResult, routing_state, verify, wait_for
+from netgen.lab.verify import DRILL_MODES, NOT_EXERCISED, LabResult, check_lldp, routing_state, verify, wait_for
 from netgen.platforms.base import RenderError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -115,7 +115,9 @@ def up(fabric: str, name: str, zone: int | None, racks: int | None, ctsw: int | 
             report = backend.build(plan, update, files)
         except LabError as exc:
             fail(f"{exc} (nothing of lab {name!r} was left behind)", as_json)
-        results, seconds = wait_for(lambda: routing_state(backend, plan), timeout, _session_tick(update, plan))
+        # converged: every session up, the ECMP widths planned, and LLDP heard on both ends of every cable
+        results, seconds = wait_for(lambda: routing_state(backend, plan) + check_lldp(backend, plan), timeout,
+                                    _session_tick(update, plan))
     failed = [r for r in results if not r.ok]
     access = _start_ssh(backend, plan, files, Path(fabric), as_json) if ssh else None
     memory = backend.memory() if isinstance(backend, netns.NetnsBackend) else {}

@@ -131,6 +131,11 @@ class LabBackend(Protocol):
         JSON) or "host"."""
         ...
 
+    def lldp_neighbors(self, node: str) -> dict[str, tuple[str, str]] | None:
+        """What the node's LLDP agent hears: local interface -> (neighbour's system name, the
+        neighbour's port as it describes it); None where this backend cannot read LLDP on the node."""
+        ...
+
     def plan(self) -> LabPlan: ...
 
     def destroy(self) -> DestroyReport: ...
@@ -234,3 +239,17 @@ def stop_processes(pids: set[int], grace: float, reap: Callable[[], None] = lamb
         time.sleep(0.02)
     reap()
     return alive
+
+
+def parse_lldp_keyvalue(text: str) -> dict[str, tuple[str, str]]:
+    """`lldpcli show neighbors -f keyvalue` -> local interface -> (system name, port). lldpd puts the
+    neighbour's interface name in port.descr (port.id is its MAC); port.ifname where the neighbour
+    sends one. An interface with several neighbours keeps the first."""
+    fields: dict[str, dict[str, str]] = {}
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        parts = key.split(".")
+        if len(parts) >= 3 and parts[0] == "lldp":
+            fields.setdefault(parts[1], {}).setdefault(".".join(parts[2:]), value)
+    return {local: (f.get("chassis.name", ""), f.get("port.ifname") or f.get("port.descr", ""))
+            for local, f in fields.items()}

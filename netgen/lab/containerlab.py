@@ -116,6 +116,7 @@ from netgen.lab.backend import (
     check_lab_name,
     lab_root,
     list_states,
+    parse_lldp_keyvalue,
     register_backend,
     run_command,
 )
@@ -652,6 +653,14 @@ class ContainerlabBackend(StatefulBackend):
             return str(self.state()["flavours"][node])
         except KeyError:
             raise LabError(f"lab {self.lab!r} has no node {node!r}") from None
+
+    def lldp_neighbors(self, node: str) -> dict[str, tuple[str, str]] | None:
+        """sonic-vs and linux nodes run lldpd: its lldpcli answers. cEOS speaks LLDP but has no
+        lldpcli, and its `show lldp neighbors` is not read here yet: None (not checked)."""
+        if self.node_flavour(node) == "eos":
+            return None
+        result = self._docker_exec(node, ["lldpcli", "show", "neighbors", "-f", "keyvalue"], timeout=15)
+        return parse_lldp_keyvalue(result.stdout) if result.ok else None
 
     def mgmt(self) -> dict[str, dict[str, str]]:
         """node -> container facts from `containerlab inspect` (management addresses), as of `build`."""

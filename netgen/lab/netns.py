@@ -35,6 +35,7 @@ from netgen.lab.backend import (
     lab_root,
     list_states,
     must,
+    parse_lldp_keyvalue,
     process_alive,
     register_backend,
     run_command,
@@ -83,6 +84,9 @@ def prerequisites() -> list[str]:
     for daemon in ("zebra", "bgpd", "staticd", "bfdd"):
         if not (FRR_DIR / daemon).exists():
             missing.append(f"{FRR_DIR / daemon} (apt-get install frr)")
+    for tool in ("lldpd", "lldpcli"):
+        if shutil.which(tool) is None:
+            missing.append(f"{tool} (apt-get install lldpd)")
     return missing
 
 
@@ -183,6 +187,16 @@ class NetnsBackend(StatefulBackend):
                     stage("routers", done, len(routers))
             self._save()
             stages["frr_start_and_config"] = time.monotonic() - mark
+
+            mark = time.monotonic()
+            self._state["lldp"] = {}
+            stage("lldp", 0, len(plan.nodes))
+            with ThreadPoolExecutor(max_workers=4) as pool:
+                for done, (name, pid) in enumerate(pool.map(lambda n: self._start_lldp(plan, n), plan.nodes), 1):
+                    self._state["lldp"][name] = pid
+                    stage("lldp", done, len(plan.nodes))
+            self._save()
+            stages["lldp"] = time.monotonic() - mark
             self._state["status"] = "up"
             self._save()
         except BaseException:
@@ -250,6 +264,42 @@ class NetnsBackend(StatefulBackend):
             raise LabError(f"{node.name}: FRR rejected its config ({node.frr_source}): "
                            f"{(result.stdout + result.stderr).strip()[:800]}")
         return node.name, pids
+
+    def _lldp_socket(self, node: str) -> Path:
+        return self.dir / "lldp" / f"{node}.sock"
+
+    def _start_lldp(self, plan: LabPlan, node: str) -> tuple[str, int]:
+        """Debian's lldpd on the node's cabled interfaces, named after the node (its own UTS
+        namespace) and sending every second so the lab hears its neighbours within seconds."""
+        interfaces = sorted({link.a_if for link in plan.links if link.a == node}
+                            | {link.b_if for link in plan.links if link.b == node})
+        folder = self.dir / "lldp"
+        folder.mkdir(exist_ok=True)
+        socket, pidfile, conf = self._lldp_socket(node), folder / f"{node}.pid", folder / "lldpd.conf"
+        if not interfaces:
+            return node, 0
+        # lldpd runs lldpcli on this file before it starts sending (-O): set after the start, the
+        # interval raced lldpd's own start and left some agents silent after their first frame
+        with contextlib.suppress(FileExistsError), conf.open("x") as handle:
+            handle.write("configure lldp tx-interval 1\n")
+        script = 'hostname "$0" && exec lldpd -u "$1" -p "$2" -I "$3" -O "$4"'
+        _must(["ip", "netns", "exec", self.namespace(node), "unshare", "--uts", "sh", "-c", script, node,
+               str(socket), str(pidfile), ",".join(interfaces), str(conf)], f"{node}: starting lldpd")
+        deadline = time.monotonic() + 10
+        while not (socket.exists() and pidfile.exists() and pidfile.read_text().strip()):
+            if time.monotonic() > deadline:
+                raise LabError(f"{node}: lldpd did not start (no {socket})")
+            time.sleep(0.05)
+        return node, int(pidfile.read_text().strip())
+
+    def lldp_neighbors(self, node: str) -> dict[str, tuple[str, str]] | None:
+        socket = self._lldp_socket(node)
+        if not socket.exists():
+            return None
+        result = _run(["lldpcli", "-u", str(socket), "show", "neighbors", "-f", "keyvalue"], timeout=15)
+        if not result.ok:
+            raise LabError(f"{node}: lldpcli failed: {(result.stdout + result.stderr).strip()[:300]}")
+        return parse_lldp_keyvalue(result.stdout)
 
     @staticmethod
     def _enter(pid: int, argv: Sequence[str]) -> list[str]:

@@ -30,7 +30,7 @@ WORKERS = 4  # parallel probes; 2 cores, and each probe is a short process
 
 @dataclass(frozen=True, slots=True)
 class LabResult:
-    check: str  # bgp-session | ecmp | ping | drill
+    check: str  # bgp-session | ecmp | lldp | ping | drill
     node: str  # where it was observed (or the device at fault)
     subject: str  # the session, prefix set, or ping pair
     ok: bool
@@ -212,6 +212,41 @@ def check_sessions(backend: LabBackend, plan: LabPlan) -> list[LabResult]:
         at_fault = next((p.split(" ", 1)[0] for p in problems if "remote-as" in p or "runs BGP" in p), s.a)
         results.append(LabResult("bgp-session", at_fault, s.label(), not problems,
                                  "; ".join(problems) if problems else "Established on both ends"))
+    return results
+
+
+def check_lldp(backend: LabBackend, plan: LabPlan) -> list[LabResult]:
+    """Every cabled port hears the planned neighbour on the planned port (LLDP, both ends of every
+    cable). A miscabled pair shows as two ports each hearing the other's planned neighbour; the
+    result names the port, what it hears and what the plan says. Nodes whose backend cannot read
+    LLDP are left out (said in one result)."""
+    heard = _parallel(list(plan.nodes), backend.lldp_neighbors)
+    results: list[LabResult] = []
+    unread = sorted(node for node, seen in heard.items() if seen is None)
+    port_of: dict[tuple[str, str], str] = {}
+    ends: list[tuple[str, str, str, str]] = []  # (node, ifname, planned peer, planned peer ifname)
+    for link in plan.links:
+        port_of[(link.a, link.a_if)], port_of[(link.b, link.b_if)] = link.a_port, link.b_port
+        ends += [(link.a, link.a_if, link.b, link.b_if), (link.b, link.b_if, link.a, link.a_if)]
+    for node, ifname, peer, peer_if in ends:
+        seen = heard[node]
+        if seen is None:
+            continue
+        planned = f"{peer}:{port_of[(peer, peer_if)]}"
+        subject = f"{node}:{port_of[(node, ifname)]}"
+        if ifname not in seen:
+            results.append(LabResult("lldp", node, subject, False, f"hears no LLDP neighbour; planned {planned}"))
+            continue
+        system, port = seen[ifname]
+        heard_port = port_of.get((system, port), port)
+        if (system, port) == (peer, peer_if):
+            results.append(LabResult("lldp", node, subject, True, f"hears {planned} as planned"))
+        else:
+            results.append(LabResult("lldp", node, subject, False,
+                                     f"miscabled: hears {system}:{heard_port}, planned {planned}"))
+    if unread:
+        results.append(LabResult("lldp", unread[0], f"{len(unread)} node(s)", True,
+                                 f"LLDP not read on {', '.join(unread[:5])} (this backend cannot): not checked"))
     return results
 
 
@@ -403,7 +438,7 @@ def verify(backend: LabBackend, drill: bool = False, drill_device: str | None = 
         routing, _ = wait_for(lambda: routing_state(backend, plan), wait)
     else:
         routing = routing_state(backend, plan)
-    results = routing + check_pings(backend, plan)
+    results = routing + check_lldp(backend, plan) + check_pings(backend, plan)
     if drill:
         results += run_drill(backend, plan, drill_device, drill_mode)
     failed = [r for r in results if not r.ok]

@@ -74,6 +74,20 @@ def assert_nothing_left(before: HostSnapshot, lab: str) -> None:
     leftover = [cmd for _, cmd in after.frr - before.frr if f"/{lab}/nodes/" in cmd]
     assert not leftover, f"FRR processes left: {leftover[:3]}"
     assert not (Path(os.environ["NETGEN_LAB_ROOT"]) / lab).exists(), "lab directory left"
+    # lldpd rewrites its command line, so a leftover one is found by its network namespace instead:
+    # alive in a namespace that no longer has a name (a lab's, deleted) and is not the host's
+    named = {os.stat(f).st_ino for f in Path("/run/netns").glob("*")} if Path("/run/netns").exists() else set()
+    named.add(os.stat("/proc/self/ns/net").st_ino)
+    orphans = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if (proc / "comm").read_text().strip() == "lldpd" and (proc / "stat").read_text().split()[2] != "Z" \
+                        and os.stat(proc / "ns" / "net").st_ino not in named:
+                    orphans.append(proc.name)
+            except OSError:
+                continue
+    assert not orphans, f"lldpd left in a deleted namespace: {orphans[:5]}"
 
 
 def cli_json(*args: str) -> tuple[int, dict[str, Any]]:

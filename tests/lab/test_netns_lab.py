@@ -46,9 +46,13 @@ def test_up_converges_every_session(small_lab):
 def test_verify_reports_sessions_ecmp_and_pings(small_lab):
     name, _ = small_lab
     code, report = cli_json("lab", "verify", "--name", name)
-    assert code == 0 and report["ok"] is True
+    assert code == 0 and report["ok"] is True, [r for r in report["results"] if not r["ok"]][:5]
     kinds = {r["check"] for r in report["results"]}
-    assert kinds == {"bgp-session", "ecmp", "ping"}
+    assert kinds == {"bgp-session", "ecmp", "lldp", "ping"}
+    lldp = [r for r in report["results"] if r["check"] == "lldp"]
+    # real lldpd in every node: both ends of every cable hear the planned neighbour on the planned port
+    assert len(lldp) == 2 * report_links(name) and all(r["ok"] for r in lldp)
+    assert any(r["subject"] == "z02-rtsw001:Ethernet3/1/1" or r["detail"].startswith("hears ") for r in lldp)
     ecmp = [r for r in report["results"] if r["check"] == "ecmp"]
     assert len(ecmp) == 8
     # 16 uplinks per RTSW (4 CTSWs x 4 links), towards its own zone and across the ATSW layer alike
@@ -57,6 +61,53 @@ def test_verify_reports_sessions_ecmp_and_pings(small_lab):
     assert pings == {"loopback mesh": "56 pairs answered", "loopback-v6 mesh": "56 pairs answered",
                      "host mesh": "56 pairs answered"}
     assert "PFC" in report["not_exercised"]
+
+
+def report_links(name: str) -> int:
+    return len(NetnsBackend(name).plan().links)
+
+
+def test_lldp_names_a_miscabled_pair():
+    """Two RTSW uplinks re-cabled to each other's spine ports (the veth pairs deleted and made again
+    crossed): real lldpd on both sides hears it, and the LLDP check names all four ends."""
+    from netgen.lab.verify import check_lldp  # noqa: PLC0415
+
+    before = HostSnapshot.take()
+    name = lab_name("l")
+    code, report = cli_json("lab", "up", str(SMALL), "--name", name, "--zone", "1", "--racks", "2", "--ctsw", "2")
+    try:
+        assert code == 0, report
+        backend = NetnsBackend(name)
+        plan = backend.plan()
+        assert all(r.ok for r in check_lldp(backend, plan))
+        one = next(k for k in plan.links if k.a == "z01-rtsw001" and k.b == "z01-ctsw01")
+        two = next(k for k in plan.links if k.a == "z01-rtsw001" and k.b == "z01-ctsw02")
+        rtsw, c1, c2 = (backend.namespace(n) for n in ("z01-rtsw001", "z01-ctsw01", "z01-ctsw02"))
+        subprocess.run(["ip", "-n", rtsw, "link", "del", one.a_if], check=True)
+        subprocess.run(["ip", "-n", rtsw, "link", "del", two.a_if], check=True)
+        for a_if, peer_ns, peer_if in ((one.a_if, c2, two.b_if), (two.a_if, c1, one.b_if)):
+            subprocess.run(["ip", "link", "add", "name", a_if, "netns", rtsw, "type", "veth", "peer", "name", peer_if,
+                            "netns", peer_ns], check=True)
+            subprocess.run(["ip", "-n", rtsw, "link", "set", a_if, "up"], check=True)
+            subprocess.run(["ip", "-n", peer_ns, "link", "set", peer_if, "up"], check=True)
+
+        def miscabled() -> list:
+            return [r for r in check_lldp(backend, plan) if not r.ok]
+
+        deadline = time.monotonic() + 30  # lldpd sends every second; the old neighbours age out
+        while len(miscabled()) != 4 and time.monotonic() < deadline:
+            time.sleep(1)
+        found = {r.subject: r.detail for r in miscabled()}
+        assert found == {
+            f"z01-rtsw001:{one.a_port}": f"miscabled: hears z01-ctsw02:{two.b_port}, planned z01-ctsw01:{one.b_port}",
+            f"z01-rtsw001:{two.a_port}": f"miscabled: hears z01-ctsw01:{one.b_port}, planned z01-ctsw02:{two.b_port}",
+            f"z01-ctsw01:{one.b_port}": f"miscabled: hears z01-rtsw001:{two.a_port}, planned z01-rtsw001:{one.a_port}",
+            f"z01-ctsw02:{two.b_port}": f"miscabled: hears z01-rtsw001:{one.a_port}, planned z01-rtsw001:{two.a_port}",
+        }
+    finally:
+        code, down = cli_json("lab", "down", "--name", name)
+        assert code == 0, down
+        assert_nothing_left(before, name)
 
 
 def test_kernel_fib_has_16_way_ecmp_to_a_remote_zone_host_subnet(small_lab):

@@ -96,6 +96,11 @@ class FakeLab:
         self.ping_failures: dict[tuple[str, str], int] = {}  # (node, target ip) -> failing attempts
         self.out: set[str] = set()  # switches the drill took out (drained or cut)
         self.honour_drill = True  # False: a broken fabric whose routes ignore the drain
+        # LLDP as cabled: (node, ifname) -> (system, port) heard; a swap or a deletion miscables
+        self.lldp: dict[tuple[str, str], tuple[str, str]] = {}
+        for link in plan.links:
+            self.lldp[(link.a, link.a_if)] = (link.b, link.b_if)
+            self.lldp[(link.b, link.b_if)] = (link.a, link.a_if)
 
     # --- the backend contract ---
     def exec(self, node: str, argv: Sequence[str], timeout: float = 30.0) -> ExecResult:
@@ -128,6 +133,9 @@ class FakeLab:
 
     def node_flavour(self, node: str) -> str:
         return "frr" if self._plan.nodes[node].kind == "router" else "host"
+
+    def lldp_neighbors(self, node: str) -> dict[str, tuple[str, str]] | None:
+        return {ifname: heard for (owner, ifname), heard in self.lldp.items() if owner == node}
 
     def plan(self) -> LabPlan:
         return self._plan
@@ -601,9 +609,10 @@ def test_verify_report_when_everything_is_right(lab, plan):
     assert report["slice"] == "every zone and the ATSW layer"
     assert report["sessions_expected"] == report["sessions_established"] == 288
     assert report["sessions_outside_slice"] == 0
-    assert report["checks"] == 288 + 8 + 3 and report["failed"] == 0
+    lldp = 2 * len(plan.links)  # one LLDP result per cable end
+    assert report["checks"] == 288 + 8 + 3 + lldp and report["failed"] == 0
     assert len(report["results"]) == report["checks"]
-    assert {r["check"] for r in report["results"]} == {"bgp-session", "ecmp", "ping"}
+    assert {r["check"] for r in report["results"]} == {"bgp-session", "ecmp", "lldp", "ping"}
     assert set(report["results"][0]) == {"check", "node", "subject", "ok", "detail"}
     assert report["not_exercised"] == NOT_EXERCISED and "PFC" in report["not_exercised"]
     assert len(report["frr_sources"]) == 2 and any("EOS CLI is not what runs" in s for s in report["frr_sources"])
@@ -631,7 +640,7 @@ def test_verify_with_the_drill(lab, plan):
     report = verify(lab, drill=True, drill_device="z01-ctsw03", drill_mode="cut")
     drill = [r for r in report["results"] if r["check"] == "drill"]
     assert report["ok"] is True and len(drill) == 6 and all(r["ok"] for r in drill)
-    assert report["checks"] == 288 + 8 + 3 + 6
+    assert report["checks"] == 288 + 8 + 3 + 2 * len(plan.links) + 6
 
 
 @pytest.mark.parametrize(("given", "expected"), [
@@ -640,3 +649,30 @@ def test_verify_with_the_drill(lab, plan):
 ])
 def test_as_number_reads_every_json_spelling(given, expected):
     assert as_number(given) == expected
+
+
+def test_lldp_passes_as_cabled_and_names_a_miscabled_pair_and_a_silent_port(lab, plan):
+    from netgen.lab.verify import check_lldp  # noqa: PLC0415
+
+    assert all(r.ok for r in check_lldp(lab, plan))
+    assert len(check_lldp(lab, plan)) == 2 * len(plan.links)
+    one, two = [link for link in plan.links if link.a == "z01-rtsw001" and plan.nodes[link.b].kind == "router"][:2]
+    # the cables of two RTSW ports swapped at the spine end
+    lab.lldp[(one.a, one.a_if)], lab.lldp[(two.a, two.a_if)] = (two.b, two.b_if), (one.b, one.b_if)
+    del lab.lldp[(one.b, one.b_if)]  # and one spine port hears nothing
+    failed = {r.subject: r.detail for r in check_lldp(lab, plan) if not r.ok}
+    assert failed == {
+        f"z01-rtsw001:{one.a_port}": f"miscabled: hears {two.b}:{two.b_port}, planned {one.b}:{one.b_port}",
+        f"z01-rtsw001:{two.a_port}": f"miscabled: hears {one.b}:{one.b_port}, planned {two.b}:{two.b_port}",
+        f"{one.b}:{one.b_port}": f"hears no LLDP neighbour; planned z01-rtsw001:{one.a_port}",
+    }
+
+
+def test_lldpcli_keyvalue_is_read_per_interface():
+    from netgen.lab.backend import parse_lldp_keyvalue  # noqa: PLC0415
+
+    text = ("lldp.Ethernet0.via=LLDP\nlldp.Ethernet0.chassis.name=z01-ctsw01\n"
+            "lldp.Ethernet0.port.mac=6e:11:17:7c:ad:86\nlldp.Ethernet0.port.descr=Ethernet3_1_1\n"
+            "lldp.nic1.chassis.name=z01-rtsw001\nlldp.nic1.port.ifname=Ethernet0\nlldp.nic1.port.descr=x\n")
+    assert parse_lldp_keyvalue(text) == {"Ethernet0": ("z01-ctsw01", "Ethernet3_1_1"),
+                                         "nic1": ("z01-rtsw001", "Ethernet0")}
