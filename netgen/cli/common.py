@@ -194,6 +194,15 @@ def progress(total: int, label: str) -> Iterator[Callable[[], None]]:
         yield lambda: bars.update(label, total=total, advance=1)
 
 
+def output_dir_failure(message: str, path: object, as_json: bool) -> NoReturn:
+    """An output directory netgen may not replace, or that the OS refused: exit 2, nothing written."""
+    if as_json:
+        emit_json({"ok": False, "exit_code": EXIT_INPUT, "error": message, "path": str(path), "written": False})
+    else:
+        err.print(f"[bold red]error[/]: {escape(message)}")
+    sys.exit(EXIT_INPUT)
+
+
 def fail(message: str, as_json: bool, code: int = EXIT_INPUT) -> NoReturn:
     """A one-line error (or a JSON error document) and the exit code; never a traceback."""
     if as_json:
@@ -212,11 +221,15 @@ def load_checked(fabric: str, as_json: bool, refusal: str) -> tuple[LoadedFabric
         loaded, ctx, findings = load(fabric)
     except NetgenInputError as exc:
         sys.exit(input_failure(exc, as_json))
-    errors, _ = counts(findings)
+    errors, warnings = counts(findings)
     if errors:
-        if not as_json:
-            print_findings(findings)
-        fail(f"{errors} design error(s): {refusal}", as_json, EXIT_DESIGN)
+        message = f"{errors} design error(s): {refusal}"
+        if as_json:
+            emit_json({"ok": False, "exit_code": EXIT_DESIGN, "error": message, "errors": errors,
+                       "warnings": warnings, "findings": [f.as_dict() for f in findings]})
+            sys.exit(EXIT_DESIGN)
+        print_findings(findings)
+        fail(message, as_json, EXIT_DESIGN)
     return loaded, ctx
 
 

@@ -27,6 +27,7 @@ from netgen.cli.common import (
     json_option,
     load,
     out,
+    output_dir_failure,
     print_findings,
     progress,
     require_devices,
@@ -221,12 +222,7 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
             result = render_fabric(ctx, None if check else output, list(devices) or None,
                                    progress=lambda _device: advance(), reuse=not no_reuse)
     except OutputDirError as exc:  # DIR may not be replaced, or the OS refused: exit 2, never a traceback
-        if as_json:
-            emit_json({"ok": False, "exit_code": EXIT_INPUT, "error": str(exc), "path": str(exc.path),
-                       "written": False})
-        else:
-            err.print(f"[bold red]error[/]: {escape(str(exc))}")
-        sys.exit(EXIT_INPUT)
+        output_dir_failure(str(exc), exc.path, as_json)
     except RenderInputError as exc:  # a custom block or a secret reference: input, exit 2
         if as_json:
             emit_json({"ok": False, "exit_code": EXIT_INPUT, "error": str(exc), "written": False})

@@ -9,23 +9,17 @@ import click
 from rich.markup import escape
 
 from netgen.cli.common import (
-    EXIT_DESIGN,
-    EXIT_INPUT,
     EXIT_OK,
     cli,
-    counts,
     emit_json,
-    err,
     fabric_argument,
-    input_failure,
     json_option,
-    load,
+    load_checked,
     out,
-    print_findings,
+    output_dir_failure,
 )
 from netgen.hosts.files import render_hosts
 from netgen.hosts.plan import plan_hosts
-from netgen.intent import NetgenInputError
 from netgen.platforms.render import OutputDirError, write_atomically
 
 
@@ -42,19 +36,7 @@ def hosts(fabric: str, output: Path | None, as_json: bool) -> None:
     intent) and the NIC QoS script for its NIC family (trust DSCP, PFC priority, DSCP to priority,
     strict CTS, RoCE ToS, DCQCN on or off with the switches' ECN, MTU); per host its rails. Design
     errors (NG7xx: the hosts against the switches, and every other check) stop it with exit 1."""
-    try:
-        _, ctx, findings = load(fabric)
-    except NetgenInputError as exc:
-        sys.exit(input_failure(exc, as_json))
-    errors, warnings = counts(findings)
-    if errors:
-        if as_json:
-            emit_json({"ok": False, "exit_code": EXIT_DESIGN, "errors": errors, "warnings": warnings,
-                       "findings": [f.as_dict() for f in findings], "written": False})
-        else:
-            print_findings(findings)
-            err.print(f"[bold red]not written[/]: {errors} design error(s)")
-        sys.exit(EXIT_DESIGN)
+    _, ctx = load_checked(fabric, as_json, "no host settings written")
     plan = plan_hosts(ctx.fabric, ctx.topology)
     rendered = render_hosts(ctx.fabric, plan)
     files = bytes_ = 0
@@ -62,17 +44,12 @@ def hosts(fabric: str, output: Path | None, as_json: bool) -> None:
         try:
             files, bytes_ = write_atomically(rendered, output)
         except OutputDirError as exc:
-            if as_json:
-                emit_json({"ok": False, "exit_code": EXIT_INPUT, "error": str(exc), "path": str(exc.path),
-                           "written": False})
-            else:
-                err.print(f"[bold red]error[/]: {escape(str(exc))}")
-            sys.exit(EXIT_INPUT)
+            output_dir_failure(str(exc), exc.path, as_json)
     classes = {name: {"nic": c.nic, "hosts": c.hosts, "zones": list(c.zones), "rdma_devices": list(c.hcas),
                       "nccl": dict(c.nccl)} for name, c in sorted(plan.classes.items())}
     if as_json:
         emit_json({"ok": True, "exit_code": EXIT_OK, "output": str(output) if output else None,
-                   "written": output is not None, "files": files, "bytes": bytes_, "warnings": warnings,
+                   "written": output is not None, "files": files, "bytes": bytes_,
                    "hosts": len(plan.hosts), "classes": classes})
         sys.exit(EXIT_OK)
     for name, host_class in sorted(plan.classes.items()):

@@ -177,7 +177,7 @@ def test_a_design_error_writes_nothing_and_exits_1(small_data, write_fabric, tmp
     result = run_cli("hosts", str(write_fabric(small_data)), "-o", str(out), "--json")
     assert result.exit_code == 1
     doc = json.loads(result.stdout)
-    assert doc["written"] is False and any(f["code"] == "NG701" for f in doc["findings"])
+    assert doc["ok"] is False and any(f["code"] == "NG701" for f in doc["findings"])
     assert not out.exists()
 
 
