@@ -10,11 +10,19 @@ from typing import ClassVar
 
 from netgen.checks.base import DesignContext, Finding, devices_text, error, register, warning
 from netgen.hosts.plan import host_qos, qps_per_connection
+from netgen.topology.model import Device, Role
 
 # Bytes a RoCEv2 packet adds to its payload inside the IP MTU: IPv4 20 + UDP 8 + BTH 12 + ICRC 4
 # (InfiniBand Architecture Specification Annex A17 RoCEv2; RETH/AETH extensions ride inside the MTU
 # margin the NIC keeps). [inferred: a 4096-byte RoCE MTU needs an IP MTU of at least 4140]
 ROCE_OVERHEAD_BYTES = 20 + 8 + 12 + 4
+
+
+def _models_without(ctx: DesignContext, capability: str) -> Iterator[tuple[Role, str, list[Device]]]:
+    """Per tier, the models in use that lack a capability (Capabilities field name), with their devices."""
+    for role, model_name, model, devices in ctx.tier_models():
+        if not getattr(model.capabilities, capability):
+            yield role, model_name, devices
 
 
 @register
@@ -32,12 +40,11 @@ class NcclTrafficIsLossless:
                         f" (DSCP {', '.join(map(str, qos.lossless.dscp))}): RoCE data would be dropped, not paused",
                         f"set hosts.nccl.traffic_class to {qos.lossless.dscp[0] << 2} or drop it (netgen derives it),"
                         f" or add DSCP {dscp} to qos.lossless.dscp")
-        for role, model_name, model, devices in ctx.tier_models():
-            if not model.capabilities.pfc:
-                yield error(self.code, f"{role.value}/{model_name}",
-                            f"NCCL's traffic class is lossless on the hosts but {model_name} does not run PFC"
-                            f" ({devices_text(devices)}): the RoCE class is lossy there",
-                            "use a model with PFC in this tier")
+        for role, model_name, devices in _models_without(ctx, "pfc"):
+            yield error(self.code, f"{role.value}/{model_name}",
+                        f"NCCL's traffic class is lossless on the hosts but {model_name} does not run PFC"
+                        f" ({devices_text(devices)}): the RoCE class is lossy there",
+                        "use a model with PFC in this tier")
 
 
 @register
@@ -78,11 +85,10 @@ class EcnBothSides:
             yield error(self.code, "hosts.dcqcn", side,
                         "set hosts.dcqcn to qos.ecn.enabled, or drop hosts.dcqcn (it then follows the switches)")
         if switches:
-            for role, model_name, model, devices in ctx.tier_models():
-                if not model.capabilities.ecn:
-                    yield error(self.code, f"{role.value}/{model_name}",
-                                f"DCQCN is on but {model_name} cannot mark ECN ({devices_text(devices)})",
-                                "use a model that marks ECN in this tier, or turn qos.ecn off")
+            for role, model_name, devices in _models_without(ctx, "ecn"):
+                yield error(self.code, f"{role.value}/{model_name}",
+                            f"DCQCN is on but {model_name} cannot mark ECN ({devices_text(devices)})",
+                            "use a model that marks ECN in this tier, or turn qos.ecn off")
 
 
 @register

@@ -175,6 +175,7 @@ def ecmp(fabric: str, qps: str, failed: str | None, seed: int, trials: int, as_j
     """ECMP balance per tier by QPs per connection (balls into bins, seeded Monte Carlo): expected and
     p99 max/mean link load, P(a link carries 1.5x the mean), P(a link is asked for more than its line
     rate), and the smallest QP count keeping P(1.5x) under 5%; with --fail, also with DEVICE down."""
+    from netgen.hosts.plan import qps_per_connection  # noqa: PLC0415
     from netgen.whatif.ecmp import TARGET, recommend, shape, simulate, stages  # noqa: PLC0415
 
     try:
@@ -192,7 +193,7 @@ def ecmp(fabric: str, qps: str, failed: str | None, seed: int, trials: int, as_j
     same = {shape(s) for s in healthy}
     scenarios = [("healthy", healthy)] + ([(f"{failed} failed", [s for s in stages(ctx.fabric, device)
                                                                   if shape(s) not in same])] if device else [])
-    configured = ctx.fabric.hosts.nccl.qps_per_connection or ctx.fabric.hashing.qps_per_connection
+    configured = qps_per_connection(ctx.fabric)
     report: list[dict[str, Any]] = []
     steps = sum(len(s) for _, s in scenarios) * (len(counts) + 1)
     with progress(steps, "simulating") as advance:

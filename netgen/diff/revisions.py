@@ -579,7 +579,7 @@ def changed_devices(base: RenderPlan, head: RenderPlan) -> tuple[list[str], list
 
 
 def _planned_trees(base_root: Path, head_root: Path, fabric: str,
-                   work: Path) -> tuple[RenderedTree, RenderedTree, RenderPlan, RenderPlan] | None:
+                   work: Path) -> tuple[RenderedTree, RenderedTree, RenderPlan, RenderPlan, dict[str, int]] | None:
     """Both revisions keyed side by side (one process each, both cores), then only the devices whose
     keys differ rendered side by side. None: a revision's netgen cannot key (see _plan)."""
     keying = [_netgen(root, "render", str(root / fabric), "--keys-only") for root in (base_root, head_root)]
@@ -596,7 +596,9 @@ def _planned_trees(base_root: Path, head_root: Path, fabric: str,
     trees: list[RenderedTree] = []
     for root, out, names in zip((base_root, head_root), outs, (base_names, head_names), strict=True):
         trees.append(_rendered(done.pop(0), root, fabric, out) if names else {})
-    return trees[0], trees[1], base_plan, head_plan
+    rendered = {"base": len(base_names), "head": len(head_names),
+                "of": len(base_plan.keys.keys() | head_plan.keys.keys())}
+    return trees[0], trees[1], base_plan, head_plan, rendered
 
 
 def diff_revisions(repo: Path, fabric: str, base: str, head: str | None) -> RevisionDiff:
@@ -616,10 +618,7 @@ def diff_revisions(repo: Path, fabric: str, base: str, head: str | None) -> Revi
         base_name, head_name = f"{base} ({base_id[:12]})", head_id if head is None else f"{head} ({head_id[:12]})"
         planned = _planned_trees(base_root, head_root, fabric, work)
         if planned is not None:
-            old, new, base_plan, head_plan = planned
-            base_names, head_names = changed_devices(base_plan, head_plan)
-            rendered = {"base": len(base_names), "head": len(head_names),
-                        "of": len(base_plan.keys.keys() | head_plan.keys.keys())}
+            old, new, base_plan, head_plan, rendered = planned
             return compare(old, new, base_name, head_name, fabric, base_plan.tiers | head_plan.tiers,
                            base_plan.zones | head_plan.zones, rendered)
         old = render_tree(base_root, fabric, work / "base-out")

@@ -190,6 +190,10 @@ class NetnsBackend(StatefulBackend):
 
             mark = time.monotonic()
             self._state["lldp"] = {}
+            (self.dir / "lldp").mkdir()
+            # lldpd runs lldpcli on this file before it starts sending (-O): set after the start, the
+            # interval raced lldpd's own start and left some agents silent after their first frame
+            (self.dir / "lldp" / "lldpd.conf").write_text("configure lldp tx-interval 1\n")
             stage("lldp", 0, len(plan.nodes))
             with ThreadPoolExecutor(max_workers=4) as pool:
                 for done, (name, pid) in enumerate(pool.map(lambda n: self._start_lldp(plan, n), plan.nodes), 1):
@@ -274,14 +278,9 @@ class NetnsBackend(StatefulBackend):
         interfaces = sorted({link.a_if for link in plan.links if link.a == node}
                             | {link.b_if for link in plan.links if link.b == node})
         folder = self.dir / "lldp"
-        folder.mkdir(exist_ok=True)
         socket, pidfile, conf = self._lldp_socket(node), folder / f"{node}.pid", folder / "lldpd.conf"
         if not interfaces:
             return node, 0
-        # lldpd runs lldpcli on this file before it starts sending (-O): set after the start, the
-        # interval raced lldpd's own start and left some agents silent after their first frame
-        with contextlib.suppress(FileExistsError), conf.open("x") as handle:
-            handle.write("configure lldp tx-interval 1\n")
         script = 'hostname "$0" && exec lldpd -u "$1" -p "$2" -I "$3" -O "$4"'
         _must(["ip", "netns", "exec", self.namespace(node), "unshare", "--uts", "sh", "-c", script, node,
                str(socket), str(pidfile), ",".join(interfaces), str(conf)], f"{node}: starting lldpd")

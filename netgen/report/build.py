@@ -174,6 +174,7 @@ def report_data(ctx: DesignContext, findings: list[Finding]) -> dict[str, Any]:
         "hashing": ctx.fabric.hashing.mode,
         "whatif": _whatif(ctx),
         "whatif_trials": WHATIF_TRIALS,
+        "whatif_seed": WHATIF_SEED,
         "placements": _placements(ctx),
         "findings": [f.as_dict() for f in findings],
         "errors": counts.get("error", 0),
