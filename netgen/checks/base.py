@@ -59,6 +59,11 @@ class DesignContext:
         return self.catalog.get(device.model)
 
     @cached_property
+    def system_names(self) -> frozenset[str]:
+        """Every device and host name of the fabric (what LLDP may hear as a neighbour's name)."""
+        return frozenset(self.topology.devices) | frozenset(nic.host for nic in self.topology.host_nics)
+
+    @cached_property
     def models_by_role(self) -> dict[Role, dict[str, list[Device]]]:
         """Per tier, the catalog models in use and their devices."""
         result: dict[Role, dict[str, list[Device]]] = {role: {} for role in Role}

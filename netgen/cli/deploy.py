@@ -391,7 +391,7 @@ def _print_report(report: RolloutReport, dry_run: bool) -> None:
 @json_option
 def check(fabric: str, limit: str | None, configs: Path | None, credentials: Path | None, known_hosts: Path | None,
           insecure: bool, workers: int | None, as_json: bool) -> None:
-    """Run the device checks read-only: model, every BGP session, PFC, watchdog, remaining diff."""
+    """Run the device checks read-only: model, every BGP session, PFC, watchdog, remaining diff, LLDP cabling."""
     target = _prepare(fabric, limit, configs, credentials, known_hosts, insecure, as_json, changes=False)
     ctx, deploy_file, names, files = target.ctx, target.deploy, target.names, target.files
     drivers, ownership = load_drivers(), target.ownership()

@@ -5,7 +5,7 @@ per concern, with pydantic inputs, as ANTA writes them. A check reads a device o
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar, Protocol
@@ -71,6 +71,10 @@ class DeviceState(Protocol):
 
     def route_widths(self) -> dict[str, int]:
         """BGP routes in the forwarding table: prefix -> number of active next hops."""
+        ...
+
+    def lldp_neighbors(self) -> dict[str, list[tuple[str, str]]]:
+        """Local port -> every LLDP neighbour it hears, as (system name, port ID)."""
         ...
 
 
@@ -265,6 +269,85 @@ class VerifyEcmpWidth(DeviceCheck):
             return False, f"{len(narrower)} route(s) lost next hops: " + ", ".join(narrower[:6])
         widths = sorted(set(self.inputs.baseline.values()))
         return True, f"{len(self.inputs.baseline)} BGP routes, none narrower (widths {widths})"
+
+
+class PlannedNeighbor(CheckInputs):
+    """What one cabled port should hear over LLDP."""
+
+    system: str  # the device or host on the other end
+    port: str  # its port name, or "nicN" for a host (said in messages)
+    # port IDs that identify that port (a SONiC peer sends its port alias, EOS the interface name);
+    # empty: any (a host's NIC sends its MAC or netdev name, which the intent does not know)
+    port_ids: tuple[str, ...] = ()
+
+
+def _same_system(heard: str, planned: str) -> bool:
+    """Host names compare without case; a neighbour may send its FQDN (EOS does with a domain name)."""
+    heard, planned = heard.casefold(), planned.casefold()
+    return heard == planned or heard.startswith(planned + ".")
+
+
+def lldp_verdicts(planned: Mapping[str, PlannedNeighbor], heard: Mapping[str, list[tuple[str, str]]],
+                  fabric_names: frozenset[str]) -> dict[str, tuple[str, str]]:
+    """Per planned port: (verdict, what it hears). Verdicts: `planned` (the planned neighbour on the
+    planned port), `miscabled` (another port of the planned neighbour, or a device or host of this
+    fabric that is not the plan's), `unidentified` (a system name that is nobody's in the fabric: a
+    neighbour not named yet, SONiC's "sonic", EOS's "localhost"), `silent` (no LLDP neighbour)."""
+    known = {name.casefold() for name in fabric_names}
+    verdicts: dict[str, tuple[str, str]] = {}
+    for port, want in planned.items():
+        seen = heard.get(port, [])
+        said = ", ".join(f"{system or '?'} {port_id or '?'}" for system, port_id in seen[:3])
+        if not seen:
+            verdicts[port] = ("silent", "")
+        elif any(_same_system(system, want.system) and (not want.port_ids or port_id in want.port_ids)
+                 for system, port_id in seen):
+            verdicts[port] = ("planned", said)
+        elif any(_same_system(system, want.system) or system.casefold().split(".")[0] in known
+                 for system, _ in seen):
+            verdicts[port] = ("miscabled", said)
+        else:
+            verdicts[port] = ("unidentified", said)
+    return verdicts
+
+
+@register
+class VerifyLldpNeighbors(DeviceCheck):
+    """Cabling, as LLDP sees it. A miscabled port always fails: the config assumes the plan's
+    neighbour. A port that hears nothing, or a system that is not in the fabric (a neighbour not yet
+    named), fails only when listed in `required`: before a first rollout most peers are unnamed."""
+
+    name = "lldp-neighbors"
+    description = "Every cabled port hears its planned neighbour on the planned port (LLDP)."
+
+    class Inputs(CheckInputs):
+        ports: dict[str, PlannedNeighbor]
+        required: tuple[str, ...] = ()  # ports that must hear their planned neighbour
+        fabric_names: frozenset[str] = frozenset()  # every device and host name of the fabric
+
+    inputs: Inputs
+
+    def test(self, device: DeviceState) -> tuple[bool, str]:
+        want = self.inputs
+        verdicts = lldp_verdicts(want.ports, device.lldp_neighbors(), want.fabric_names)
+        required = set(want.required)
+        problems = []
+        for port, (verdict, said) in verdicts.items():
+            planned = want.ports[port]
+            target = f"{planned.system} {planned.port}"
+            if planned.port_ids and planned.port_ids[0] != planned.port:
+                target += f" (port ID {planned.port_ids[0]})"
+            if verdict == "miscabled":
+                problems.append(f"{port} miscabled: hears {said}, planned {target}")
+            elif verdict != "planned" and port in required:
+                problems.append(f"{port} hears {'nothing' if verdict == 'silent' else said}, planned {target}")
+        counts = {v: sum(1 for verdict, _ in verdicts.values() if verdict == v)
+                  for v in ("planned", "silent", "unidentified")}
+        summary = (f"{counts['planned']}/{len(verdicts)} ports hear their planned neighbour"
+                   + "".join(f", {n} {v}" for v, n in counts.items() if n and v != "planned"))
+        if problems:
+            return False, f"{len(problems)} port(s): " + "; ".join(problems[:6]) + f" ({summary})"
+        return True, summary
 
 
 def run_checks(device: DeviceState, checks: list[DeviceCheck]) -> Iterator[CheckResult]:

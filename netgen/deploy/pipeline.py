@@ -19,7 +19,7 @@ import contextlib
 import fnmatch
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -32,19 +32,23 @@ from netgen.deploy.checks import (
     CheckResult,
     DeviceCheck,
     Outcome,
+    PlannedNeighbor,
     VerifyBgpBaseline,
     VerifyBgpEstablished,
     VerifyEcmpWidth,
     VerifyInterfaceErrors,
+    VerifyLldpNeighbors,
     VerifyModel,
     VerifyNoDiff,
     VerifyNoPfcStorm,
     VerifyPfcEnabled,
+    lldp_verdicts,
 )
 from netgen.deploy.drivers.base import HOLDS_NEW, HOLDS_OLD, Driver, Readback, default_ownership, load_drivers
 from netgen.deploy.journal import ROLLOUT, Journal, State
 from netgen.deploy.ownership import Ownership
 from netgen.deploy.rollout import Batch
+from netgen.platforms.render import load_plugins
 from netgen.platforms.routing import bgp_plan
 from netgen.topology.model import Device
 
@@ -154,6 +158,28 @@ def select(names: list[str], devices: Mapping[str, Device], limit: str | None) -
     return [n for n in names if matches(n)]
 
 
+def lldp_plan(ctx: DesignContext, device: Device) -> dict[str, PlannedNeighbor]:
+    """What every cabled port of the device should hear over LLDP: the peer's name and the port ID
+    the peer's NOS sends for the planned port (its renderer plugin says which)."""
+    plugins = load_plugins()
+    planned: dict[str, PlannedNeighbor] = {}
+    for port in ctx.topology.ports[device.name]:
+        peer = ctx.topology.devices.get(port.peer_device)
+        if peer is None:  # a host: its NIC's port ID is not in the intent
+            planned[port.name] = PlannedNeighbor(system=port.peer_device, port=port.peer_port)
+            continue
+        peer_port = next(p for p in ctx.topology.ports[peer.name] if p.name == port.peer_port)
+        plugin = plugins.get(peer.nos)  # a NOS netgen cannot render: assume it sends the interface name
+        port_id = plugin.lldp_port_id(ctx, peer, peer_port) if plugin else peer_port.name
+        planned[port.name] = PlannedNeighbor(system=peer.name, port=peer_port.name, port_ids=(port_id,))
+    return planned
+
+
+def lldp_check(ctx: DesignContext, device: Device, required: Iterable[str] = ()) -> VerifyLldpNeighbors:
+    return VerifyLldpNeighbors(VerifyLldpNeighbors.Inputs(ports=lldp_plan(ctx, device), required=tuple(required),
+                                                          fabric_names=ctx.system_names))
+
+
 def pre_checks(ctx: DesignContext, device: Device) -> list[DeviceCheck]:
     model = ctx.model(device)
     reported = (model.sonic.hwsku,) if model.sonic else ()
@@ -163,15 +189,29 @@ def pre_checks(ctx: DesignContext, device: Device) -> list[DeviceCheck]:
         # recorded, not judged: a change may be the fix for a session that is down
         VerifyBgpBaseline(VerifyBgpBaseline.Inputs(peers=peers, allow_down=len(peers))),
         VerifyNoPfcStorm(VerifyNoPfcStorm.Inputs()),
+        # a miscabled port fails: the config would assume the plan's neighbour; silent or unnamed
+        # neighbours pass (recorded), as most are before a first rollout
+        lldp_check(ctx, device),
     ]
 
 
+def lldp_baseline(ctx: DesignContext, device: Device, heard: Mapping[str, list[tuple[str, str]]]) -> tuple[str, ...]:
+    """The ports that hear their planned neighbour now: after the change they still must."""
+    verdicts = lldp_verdicts(lldp_plan(ctx, device), heard, ctx.system_names)
+    return tuple(port for port, (verdict, _) in verdicts.items() if verdict == "planned")
+
+
 def post_checks(ctx: DesignContext, device: Device, established_before: tuple[str, ...],
-                error_baseline: dict[str, int], widths_before: dict[str, int] | None = None) -> list[DeviceCheck]:
+                error_baseline: dict[str, int], widths_before: dict[str, int] | None = None,
+                lldp_before: Iterable[str] | None = None) -> list[DeviceCheck]:
     """After a change (with the baselines recorded before it); `netgen check` passes no route
-    baseline and gets no ECMP check, since it has nothing to compare with."""
+    baseline and gets no ECMP check, since it has nothing to compare with. LLDP: every port that
+    heard its planned neighbour before still must (`lldp_before`); without a baseline (`netgen
+    check`) every switch-to-switch port must, host ports only must not be miscabled."""
     # every used port carries RoCE: NIC-facing and fabric ports alike (the views apply PFC to all)
     backend_ports = tuple(p.name for p in ctx.topology.ports[device.name])
+    if lldp_before is None:
+        lldp_before = [p.name for p in ctx.topology.ports[device.name] if p.peer_device in ctx.topology.devices]
     return [
         # no session that was up before the change may be down after it
         VerifyBgpEstablished(VerifyBgpEstablished.Inputs(peers=established_before)),
@@ -181,6 +221,7 @@ def post_checks(ctx: DesignContext, device: Device, established_before: tuple[st
         VerifyInterfaceErrors(VerifyInterfaceErrors.Inputs(baseline=error_baseline)),
         VerifyNoDiff(VerifyNoDiff.Inputs()),
         *([VerifyEcmpWidth(VerifyEcmpWidth.Inputs(baseline=widths_before))] if widths_before is not None else []),
+        lldp_check(ctx, device, lldp_before),
     ]
 
 
@@ -214,6 +255,7 @@ def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: Depl
         up_before = tuple(sorted(p for p, state in peers.items() if state == "Established"))
         errors_before = driver.interface_errors()
         widths_before = driver.route_widths()
+        lldp_before = lldp_baseline(ctx, device, driver.lldp_neighbors())
 
         outcome.enter("diff")
         staged = driver.stage()
@@ -236,7 +278,7 @@ def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: Depl
         note(State.COMMITTED, after=after)
 
         outcome.enter("post-check")
-        checks = post_checks(ctx, device, up_before, errors_before, widths_before)
+        checks = post_checks(ctx, device, up_before, errors_before, widths_before, lldp_before)
         deadline = time.monotonic() + options.post_check_timeout_s
         while True:
             driver.new_round()

@@ -85,7 +85,8 @@ def sonic_facts(ctx: DesignContext, device: Device, files: Mapping[str, str]) ->
         ports[name] = LabInterface(
             name=linux_ifname(name), rendered=name, kind="port", mtu=int(fields.get("mtu", "9100")),
             up=fields.get("admin_status", "down") == "up", addresses=tuple(addresses.get(name, ())),
-            bridge=members.get(name))
+            bridge=members.get(name), lldp_id=fields.get("alias") or name,
+            lldp_description=fields.get("description", ""))
     bridges = [LabInterface(name=name, rendered=name, kind="bridge", mtu=9100, addresses=tuple(addresses[name]))
                for name in config.get("LOOPBACK_INTERFACE", {}) if "|" not in name]
     for name, fields in config.get("VLAN", {}).items():
@@ -112,7 +113,8 @@ def eos_facts(ctx: DesignContext, device: Device, files: Mapping[str, str]) -> N
         addrs = tuple(a for a in (intf.ipv4, intf.ipv6) if a)
         bridge = f"Vlan{intf.access_vlan}" if intf.access_vlan is not None else None
         ports[intf.name] = LabInterface(name=linux_ifname(intf.name), rendered=intf.name, kind="port",
-                                        mtu=intf.mtu, addresses=addrs, bridge=bridge)
+                                        mtu=intf.mtu, addresses=addrs, bridge=bridge, lldp_id=intf.name,
+                                        lldp_description=intf.description or "")
     loopback = tuple(a for a in (view.loopback_v4, view.loopback_v6) if a)
     bridges = [LabInterface(name="Loopback0", rendered="Loopback0", kind="bridge", mtu=view.mtu, addresses=loopback)]
     if view.host_vlan is not None:

@@ -242,14 +242,16 @@ def stop_processes(pids: set[int], grace: float, reap: Callable[[], None] = lamb
 
 
 def parse_lldp_keyvalue(text: str) -> dict[str, tuple[str, str]]:
-    """`lldpcli show neighbors -f keyvalue` -> local interface -> (system name, port). lldpd puts the
-    neighbour's interface name in port.descr (port.id is its MAC); port.ifname where the neighbour
-    sends one. An interface with several neighbours keeps the first."""
+    """`lldpcli show neighbors -f keyvalue` -> local interface -> (system name, port ID). The port ID
+    is `port.local` where the neighbour sets one (SONiC's lldpmgrd: the port alias; the netns lab
+    sets every node's the way its NOS does), `port.ifname` where it sends its interface name, else
+    `port.descr` (lldpd's default ID is a MAC, with the interface name as description). An
+    interface with several neighbours keeps the first."""
     fields: dict[str, dict[str, str]] = {}
     for line in text.splitlines():
         key, _, value = line.partition("=")
         parts = key.split(".")
         if len(parts) >= 3 and parts[0] == "lldp":
             fields.setdefault(parts[1], {}).setdefault(".".join(parts[2:]), value)
-    return {local: (f.get("chassis.name", ""), f.get("port.ifname") or f.get("port.descr", ""))
+    return {local: (f.get("chassis.name", ""), f.get("port.local") or f.get("port.ifname") or f.get("port.descr", ""))
             for local, f in fields.items()}

@@ -338,13 +338,14 @@ def _device_facts(node: str, config: dict[str, Any]) -> dict[str, Any]:
             "emulated_by": "netgen/lab/sonic_shim.py"}
 
 
-def _write_sonic_dir(folder: Path, node: str, rendered: Mapping[str, Any]) -> None:
+def _write_sonic_dir(folder: Path, node: str, rendered: Mapping[str, Any], lldp_socket: Path) -> None:
     config = seed_config_db(node, rendered)
     for sub in (sonic_shim.RUNNING_DIR, sonic_shim.CHECKPOINTS_DIR, sonic_shim.FAULTS_DIR):
         (folder / sub).mkdir(parents=True, exist_ok=True)
     sonic_shim.write_json(folder / sonic_shim.RUNNING_DIR / sonic_shim.RUNNING_FILE, config)
     sonic_shim.write_json(folder / sonic_shim.SAVED_FILE, config)  # as if the box booted from it
-    facts = _device_facts(node, config)
+    # `show lldp table` asks the node's lldpd (netns.py starts it) where SONiC asks its lldp container
+    facts = {**_device_facts(node, config), "lldp_socket": str(lldp_socket)}
     sonic_shim.write_json(folder / sonic_shim.DEVICE_FILE, facts)
     (folder / "sonic_version.yml").write_text(
         "# netgen lab: emulated SONiC (netgen/lab/sonic_shim.py), not a SONiC build\n"
@@ -604,7 +605,7 @@ def start_management(backend: NetnsBackend, nodes: Sequence[str] | None = None, 
                 (node_dir / record.name).chmod(record.stat().st_mode & 0o777)
                 mounts.append((node_dir / record.name, record))
             if name in sonic_nodes:
-                _write_sonic_dir(node_dir / "sonic", name, config_dbs[name])
+                _write_sonic_dir(node_dir / "sonic", name, config_dbs[name], backend.lldp_socket(name))
                 mounts += [(node_dir / "sonic", SONIC_ETC), (mgmt / "bin", SHIM_BIN)]
             (node_dir / "sshd_config").write_text(_sshd_config(node_dir, ssh_dir, state["nodes"][name]["address"]))
             state["nodes"][name]["mounts"] = [[str(s), str(t)] for s, t in mounts]

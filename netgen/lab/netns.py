@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Mapping, Sequence
@@ -113,6 +114,25 @@ def _is_frr_process(pid: int) -> bool:
         return False
 
 
+LLDP_SAFE = re.compile(r"[A-Za-z0-9_.:/@+-]+(?: [A-Za-z0-9_.:/@+-]+)*")
+
+
+def lldpd_config(node: LabNode) -> str:
+    """The node's lldpd commands (`lldpd -O`): a 1 s interval, and per cabled port the port ID and
+    description its NOS sends, the way SONiC's lldpmgrd configures its lldpd (`configure ports
+    <port> lldp portidsubtype local <alias> description <description>`). An ID or description
+    that is not plain text is left out (the lldpd default then shows), never quoted into a command."""
+    lines = ["configure lldp tx-interval 1"]
+    for intf in node.interfaces:
+        if intf.kind != "port" or not intf.lldp_id or not LLDP_SAFE.fullmatch(intf.lldp_id):
+            continue
+        line = f"configure ports {intf.name} lldp portidsubtype local {intf.lldp_id}"
+        if intf.lldp_description and LLDP_SAFE.fullmatch(intf.lldp_description):
+            line += f' description "{intf.lldp_description}"'
+        lines.append(line)
+    return "".join(f"{line}\n" for line in lines)
+
+
 class NetnsBackend(StatefulBackend):
     kind: ClassVar[str] = "netns"
 
@@ -191,9 +211,11 @@ class NetnsBackend(StatefulBackend):
             mark = time.monotonic()
             self._state["lldp"] = {}
             (self.dir / "lldp").mkdir()
-            # lldpd runs lldpcli on this file before it starts sending (-O): set after the start, the
-            # interval raced lldpd's own start and left some agents silent after their first frame
-            (self.dir / "lldp" / "lldpd.conf").write_text("configure lldp tx-interval 1\n")
+            # lldpd runs lldpcli on each node's file before it starts sending (-O): set after the
+            # start, the interval raced lldpd's own start and left some agents silent after their
+            # first frame. Written here, before any agent starts (threads raced to create one file).
+            for node in plan.nodes.values():
+                (self.dir / "lldp" / f"{node.name}.conf").write_text(lldpd_config(node))
             stage("lldp", 0, len(plan.nodes))
             with ThreadPoolExecutor(max_workers=4) as pool:
                 for done, (name, pid) in enumerate(pool.map(lambda n: self._start_lldp(plan, n), plan.nodes), 1):
@@ -269,7 +291,7 @@ class NetnsBackend(StatefulBackend):
                            f"{(result.stdout + result.stderr).strip()[:800]}")
         return node.name, pids
 
-    def _lldp_socket(self, node: str) -> Path:
+    def lldp_socket(self, node: str) -> Path:
         return self.dir / "lldp" / f"{node}.sock"
 
     def _start_lldp(self, plan: LabPlan, node: str) -> tuple[str, int]:
@@ -278,7 +300,7 @@ class NetnsBackend(StatefulBackend):
         interfaces = sorted({link.a_if for link in plan.links if link.a == node}
                             | {link.b_if for link in plan.links if link.b == node})
         folder = self.dir / "lldp"
-        socket, pidfile, conf = self._lldp_socket(node), folder / f"{node}.pid", folder / "lldpd.conf"
+        socket, pidfile, conf = self.lldp_socket(node), folder / f"{node}.pid", folder / f"{node}.conf"
         if not interfaces:
             return node, 0
         script = 'hostname "$0" && exec lldpd -u "$1" -p "$2" -I "$3" -O "$4"'
@@ -292,7 +314,7 @@ class NetnsBackend(StatefulBackend):
         return node, int(pidfile.read_text().strip())
 
     def lldp_neighbors(self, node: str) -> dict[str, tuple[str, str]] | None:
-        socket = self._lldp_socket(node)
+        socket = self.lldp_socket(node)
         if not socket.exists():
             return None
         result = _run(["lldpcli", "-u", str(socket), "show", "neighbors", "-f", "keyvalue"], timeout=15)

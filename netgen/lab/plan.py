@@ -51,6 +51,10 @@ class LabInterface(_Frozen):
     up: bool = True
     addresses: tuple[str, ...] = ()  # prefixes as the rendered config writes them
     bridge: str | None = None  # the bridge a VLAN member port is enslaved to
+    # what the NOS sends over LLDP out of this port: its port ID (SONiC: the PORT alias, as lldpmgrd
+    # sets it; EOS: the interface name; a host: its netdev) and port description ("" = none)
+    lldp_id: str = ""
+    lldp_description: str = ""
 
 
 class LabNode(_Frozen):
@@ -205,7 +209,7 @@ def build_plan(lab: str, ctx: DesignContext, request: SliceRequest, facts: Mappi
             nodes[nic.host] = LabNode(
                 name=nic.host, kind="host", zone=device.zone,
                 interfaces=(LabInterface(name=host_if, rendered=host_if, kind="port", mtu=ctx.fabric.mtu,
-                                         addresses=(str(nic.ipv4),)),),
+                                         addresses=(str(nic.ipv4),), lldp_id=host_if),),
                 gateway_v4=str(nic.gateway_ipv4), host_ipv4=str(nic.ipv4), attached_to=device.name)
             links.append(LabLink(a=nic.host, a_if=host_if, b=device.name, b_if=f.ports[nic.port].name,
                                  a_port=host_if, b_port=nic.port))

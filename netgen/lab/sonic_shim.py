@@ -26,7 +26,9 @@ pfc/, pfcwd/ and utilities_common/portstat.py; sonic.md sections 5-6):
   FRR's running config, as SONiC prints it), `show platform summary [--json]`,
   `show interfaces counters [-j]` (packet and error counters from the kernel's
   /sys/class/net statistics; rates are not sampled and print N/A), `pfc show priority [IF]`,
-  `pfcwd show stats [--check-storm]` / `show pfcwd stats`.
+  `pfcwd show stats [--check-storm]` / `show pfcwd stats`, `show lldp table` (lldpshow's table
+  from the node's real lldpd, which the lab configures the way SONiC's lldpmgrd does: port ID =
+  the PORT alias, port description = the PORT description).
 
 What is not emulated: the ASIC and everything behind CONFIG_DB (orchagent, buffer/QoS/PFC
 programming, PFC watchdog detection), GCU's dependency sorter (changes are ordered by a fixed
@@ -69,6 +71,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
+from xml.etree import ElementTree
 
 ETC = Path(os.environ.get("NETGEN_SONIC_ETC", "/etc/sonic"))
 RUNNING_DIR = "running"
@@ -768,8 +771,48 @@ def cmd_show(args: list[str]) -> int:
         return 0
     if words[:2] == ["pfcwd", "stats"]:
         return cmd_pfcwd(["show", *args[1:]])
+    if words[:2] == ["lldp", "table"]:
+        print(lldp_table())
+        return 0
     raise UsageError(f"No such command '{' '.join(words[:2])}'. (netgen lab emulates runningconfiguration all,"
-                     " platform summary, interfaces counters, pfcwd stats)", "show [OPTIONS] COMMAND [ARGS]...")
+                     " platform summary, interfaces counters, pfcwd stats, lldp table)",
+                     "show [OPTIONS] COMMAND [ARGS]...")
+
+
+LLDP_CAPABILITY_TAGS = {"Router": "R", "Bridge": "B"}  # lldpshow's ctags; any other enabled one is "O"
+
+
+def lldp_table() -> str:
+    """`show lldp table` as sonic-utilities' scripts/lldpshow prints it, from the node's lldpd
+    (`lldpcli show neighbors -f xml`, the XML lldpshow reads from `docker exec lldp lldpctl -f xml`):
+    LocalPort, RemoteDevice (chassis name), RemotePortID (port id), Capability (enabled ones, R/B/O),
+    RemotePortDescr, rows in lldpshow's natural order, then the entry count. Prints nothing when
+    no lldpd answers, as lldpshow does when the lldp container is not running."""
+    socket = device_facts().get("lldp_socket")
+    if not socket or not Path(socket).exists():
+        return ""
+    result = subprocess.run(["lldpcli", "-u", str(socket), "show", "neighbors", "-f", "xml"],
+                            capture_output=True, text=True, timeout=15, check=False)
+    if result.returncode != 0:
+        return f"Error: {result.stderr.strip()}"
+    rows: dict[str, list[str]] = {}
+    for intf in ElementTree.fromstring(result.stdout).findall("interface"):
+        local, port, chassis = intf.get("name", ""), intf.find("port"), intf.find("chassis")
+        port_id = port.findtext("id", "") if port is not None else ""
+        capability = "".join(LLDP_CAPABILITY_TAGS.get(c.get("type", ""), "O")
+                             for c in (chassis.findall("capability") if chassis is not None else [])
+                             if c.get("enabled") == "on")
+        rows[f"{local}#{port_id}"] = [local, chassis.findtext("name", "") if chassis is not None else "", port_id,
+                                      capability, port.findtext("descr", "") if port is not None else ""]
+
+    def order(key: str) -> list[Any]:
+        name = key.split("#", maxsplit=1)[0]
+        return [re.findall("[A-Za-z]+", name) + [int(n) for n in re.findall(r"\d+", name)]]
+
+    table = [rows[key] for key in sorted(rows, key=order)]
+    return ("Capability codes: (R) Router, (B) Bridge, (O) Other\n"
+            + tabulate(table, ["LocalPort", "RemoteDevice", "RemotePortID", "Capability", "RemotePortDescr"])
+            + "\n" + "-" * 50 + f"\nTotal entries displayed:  {len(rows)}")
 
 
 def cmd_pfc(args: list[str]) -> int:

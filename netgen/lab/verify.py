@@ -224,6 +224,10 @@ def check_lldp(backend: LabBackend, plan: LabPlan) -> list[LabResult]:
     results: list[LabResult] = []
     unread = sorted(node for node, seen in heard.items() if seen is None)
     port_of: dict[tuple[str, str], str] = {}
+    # what each port sends as its LLDP port ID (the lab's lldpd sends what the node's NOS would)
+    sent = {(node.name, intf.name): intf.lldp_id or intf.name for node in plan.nodes.values()
+            for intf in node.interfaces}
+    by_sent = {(node, port_id): (node, ifname) for (node, ifname), port_id in sent.items()}
     ends: list[tuple[str, str, str, str]] = []  # (node, ifname, planned peer, planned peer ifname)
     for link in plan.links:
         port_of[(link.a, link.a_if)], port_of[(link.b, link.b_if)] = link.a_port, link.b_port
@@ -238,8 +242,8 @@ def check_lldp(backend: LabBackend, plan: LabPlan) -> list[LabResult]:
             results.append(LabResult("lldp", node, subject, False, f"hears no LLDP neighbour; planned {planned}"))
             continue
         system, port = seen[ifname]
-        heard_port = port_of.get((system, port), port)
-        if (system, port) == (peer, peer_if):
+        heard_port = port_of.get(by_sent.get((system, port), (system, port)), port)
+        if (system, port) == (peer, sent.get((peer, peer_if), peer_if)):
             results.append(LabResult("lldp", node, subject, True, f"hears {planned} as planned"))
         else:
             results.append(LabResult("lldp", node, subject, False,

@@ -15,7 +15,7 @@ import jinja2
 
 from netgen.checks import DesignContext
 from netgen.resources import TEMPLATES
-from netgen.topology.model import Device
+from netgen.topology.model import Device, Port
 
 # templates/ sits beside the package in the source tree (the layout the project asked for); a
 # wheel carries a copy inside the package (netgen/resources.py)
@@ -62,6 +62,11 @@ class RendererPlugin(Protocol):
 
     def check_device(self, ctx: DesignContext, device: Device, files: list[RenderedFile]) -> list[str]:
         """Problems the target NOS would reject in these files (empty = accepted)."""
+        ...
+
+    def lldp_port_id(self, ctx: DesignContext, device: Device, port: Port) -> str:
+        """The LLDP port ID this NOS sends out of `port`, as its neighbours hear it (the cabling
+        checks compare what a neighbour hears with this)."""
         ...
 
 

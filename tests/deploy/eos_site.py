@@ -4,6 +4,7 @@ login in NETGEN_USERNAME / NETGEN_PASSWORD. State is read from the emulator, nev
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -75,6 +76,46 @@ def masked_keys(line: str) -> str:
     return SNMP_KEYS.sub(r"\1 auth \3 <key> priv \4 <key>", line)
 
 
+def cables(fabric: Path, work: Path) -> dict[str, list[tuple[str, str, str]]]:
+    """What each switch of the fabric hears over LLDP when cabled as `netgen cabling` plans it:
+    (local port, neighbour, the neighbour's port ID). An EOS neighbour sends its interface name, a
+    SONiC one its PORT alias (read from its rendered config_db.json, as SONiC's lldpmgrd reads
+    CONFIG_DB), a host NIC a MAC address. Kept per fabric: cabling does not change in these tests."""
+    key = fabric.read_text()
+    if key in _CABLES:
+        return _CABLES[key]
+    plan_file, out = work / "cabling.json", work / "cabling-render"
+    assert run_cli("cabling", str(fabric), "--format", "json", "-o", str(plan_file)).exit_code == 0
+    rows = json.loads(plan_file.read_text())["cables"]
+    topology = topology_of(fabric)
+    sonic = sorted({n for row in rows for n in (row["a_device"], row["b_device"])
+                    if n in topology.devices and topology.devices[n].nos == "sonic"})
+    aliases: dict[tuple[str, str], str] = {}
+    if sonic:
+        devices = [arg for name in sonic for arg in ("--device", name)]
+        assert run_cli("render", str(fabric), "-o", str(out), *devices).exit_code == 0
+        for name in sonic:
+            ports = json.loads((out / name / "config_db.json").read_text())["PORT"]
+            aliases.update({(name, port): row["alias"] for port, row in ports.items()})
+
+    def sent(device: str, port: str) -> str:
+        if device not in topology.devices:  # a host NIC: a MAC made from its name
+            digest = hashlib.sha256(f"{device}:{port}".encode()).hexdigest()
+            return ":".join(["b8", *(digest[i:i + 2] for i in range(0, 10, 2))])
+        return aliases.get((device, port), port)
+
+    heard: dict[str, list[tuple[str, str, str]]] = {}
+    for row in rows:
+        a, a_port, b, b_port = row["a_device"], row["a_port"], row["b_device"], row["b_port"]
+        heard.setdefault(a, []).append((a_port, b, sent(b, b_port)))
+        heard.setdefault(b, []).append((b_port, a, sent(a, a_port)))
+    _CABLES[key] = heard
+    return heard
+
+
+_CABLES: dict[str, dict[str, list[tuple[str, str, str]]]] = {}
+
+
 def make_site(tmp_path: Path, source: Path, names: list[str] | None, converged: bool,
           monkeypatch: pytest.MonkeyPatch, extra: str = "", ownership: dict | None = None) -> Iterator[Site]:
     """`extra`: more running config on every device; `ownership`: deploy.yaml's ownership section."""
@@ -93,11 +134,13 @@ def make_site(tmp_path: Path, source: Path, names: list[str] | None, converged: 
     secrets = load_fabric(folder / "fabric.yaml").fabric.shared_secrets()
     rendered = {n: fill_placeholders((out / n / f"{n}.cfg").read_text(), secrets, n) for n in names}
     specs = {}
+    wiring = cables(folder / "fabric.yaml", tmp_path)
     for name in names:
         # the emulator stops reading at `end`: the owned block goes before it
         base = rendered[name].removesuffix("end\n") if converged else f"hostname {name}\n"
         initial = base + OWNED + extra
-        specs[name] = EosDeviceSpec(name, model=MODELS[topology.devices[name].model], config=initial)
+        specs[name] = EosDeviceSpec(name, model=MODELS[topology.devices[name].model], config=initial,
+                                    cables=tuple(wiring.get(name, ())))
     fleet = EosFleet.start(specs, password=PASSWORD)
     deploy = {"management": {"devices": {n: {"host": fleet.endpoint(n)[0], "port": fleet.endpoint(n)[1]}
                                          for n in names}},

@@ -115,7 +115,7 @@ def test_check_is_read_only_and_reports_a_down_session(converged):
     report = json.loads(result.stdout)
     assert result.exit_code == 0 and report["failed"] == 0, report
     assert {r["check"] for r in report["results"]} == {"bgp-established", "pfc-enabled", "no-pfc-storm",
-                                                       "interface-errors", "no-diff"}
+                                                       "interface-errors", "no-diff", "lldp-neighbors"}
     converged.fleet.device("z01-ctsw01").set_fault(bgp_down=["10.1.16.1"])
     result = run_cli("check", str(converged.fabric), "--limit", "z01-ctsw01", "--json")
     report = json.loads(result.stdout)
@@ -125,6 +125,45 @@ def test_check_is_read_only_and_reports_a_down_session(converged):
     assert "10.1.16.1 Active" in failed[0]["detail"]
     assert {n: converged.running(n) for n in converged.names} == before
     assert all(converged.commits(n) == [] for n in converged.names)
+
+
+def _swap_two_uplinks(site, rtsw: str) -> tuple[str, str, str, str]:
+    """Swap the cables of two RTSW uplinks to different CTSWs where they enter the RTSW: each CTSW's
+    port now reaches the other uplink. Returns (rtsw port a, ctsw a, rtsw port b, ctsw b) as planned."""
+    uplinks = [p for p in topology_of(site.fabric).ports[rtsw] if p.peer_device.startswith(rtsw[:4] + "ctsw")]
+    a = uplinks[0]
+    b = next(p for p in uplinks if p.peer_device != a.peer_device)  # two different CTSWs
+    device = site.fleet.device(rtsw)
+    device.recable(a.name, b.peer_device, b.peer_port)
+    device.recable(b.name, a.peer_device, a.peer_port)
+    site.fleet.device(a.peer_device).recable(a.peer_port, rtsw, b.name)
+    site.fleet.device(b.peer_device).recable(b.peer_port, rtsw, a.name)
+    return a.name, a.peer_device, b.name, b.peer_device
+
+
+def test_check_names_both_ends_of_a_miscabled_pair(converged):
+    port_a, ctsw_a, port_b, ctsw_b = _swap_two_uplinks(converged, "z02-rtsw001")
+    result = run_cli("check", str(converged.fabric), "--limit", f"z02-rtsw001,{ctsw_a},{ctsw_b}", "--json")
+    report = json.loads(result.stdout)
+    assert result.exit_code == 1
+    failed = {r["device"]: r["detail"] for r in report["results"] if r["outcome"] != "pass"}
+    assert set(failed) == {"z02-rtsw001", ctsw_a, ctsw_b}
+    assert f"{port_a} miscabled: hears {ctsw_b} " in failed["z02-rtsw001"]
+    assert f"{port_b} miscabled: hears {ctsw_a} " in failed["z02-rtsw001"]
+    assert f"miscabled: hears z02-rtsw001 {port_b}, planned z02-rtsw001 {port_a}" in failed[ctsw_a]
+    assert f"miscabled: hears z02-rtsw001 {port_a}, planned z02-rtsw001 {port_b}" in failed[ctsw_b]
+
+
+def test_a_miscabled_switch_is_not_touched(converged):
+    """The pre-check reads LLDP: a switch cabled otherwise than planned fails before any change."""
+    converged.change_weights()
+    port_a, _, port_b, _ = _swap_two_uplinks(converged, "z02-rtsw001")
+    before = converged.running("z02-rtsw001")
+    code, report = converged.deploy()
+    outcome = report["devices"]["z02-rtsw001"]
+    assert code != 0 and outcome["status"] == "failed" and outcome["stage"] == "pre-check"
+    assert f"{port_a} miscabled" in outcome["error"] and f"{port_b} miscabled" in outcome["error"]
+    assert converged.running("z02-rtsw001") == before and converged.commits("z02-rtsw001") == []
 
 
 def test_secrets_never_reach_output_or_report(fresh, tmp_path):

@@ -28,9 +28,10 @@ from netgen.lab import endpoints, sonic_shim
 from netgen.lab.adapters import lab_inputs, rendered_files
 from netgen.lab.netns import NetnsBackend
 from netgen.lab.netns import prerequisites as lab_prerequisites
-from netgen.lab.plan import SliceRequest
+from netgen.lab.plan import LabPlan, SliceRequest
+from netgen.lab.verify import check_lldp, routing_state, wait_for
 from netgen.topology import expand
-from tests.conftest import SMALL, run_cli
+from tests.conftest import SMALL, run_cli, topology_of
 from tests.lab.conftest import (
     HostSnapshot,
     assert_nothing_left,
@@ -50,6 +51,7 @@ class Site:
     fabric: Path
     eps: dict[str, endpoints.Endpoint]
     lab: NetnsBackend
+    plan: LabPlan
 
     def ssh(self, node: str, command: str) -> str:
         conn = ConnectHandler(**self.eps[node].netmiko(conn_timeout=15))
@@ -97,6 +99,9 @@ def site(tmp_path_factory) -> Iterator[Site]:
     backend = NetnsBackend(name)
     backend.build(plan)
     try:
+        # as `netgen lab up` leaves a lab: every session up and LLDP heard on both ends of every cable
+        results, _ = wait_for(lambda: routing_state(backend, plan) + check_lldp(backend, plan), 120)
+        assert all(r.ok for r in results), [r for r in results if not r.ok][:5]
         # converged: as a deploy leaves them, the TACACS+ key filled in (services.aaa)
         seeded = fill_files(files, loaded.fabric.shared_secrets())
         eps = endpoints.start_management(backend, RTSWS, config_dbs=endpoints.sonic_config_dbs(plan.nodes, seeded))
@@ -112,7 +117,7 @@ def site(tmp_path_factory) -> Iterator[Site]:
         mp.setenv("NETGEN_USERNAME", eps[RTSWS[0]].username)
         mp.setenv("NETGEN_SSH_KEY", str(eps[RTSWS[0]].key_file))
         mp.delenv("NETGEN_PASSWORD", raising=False)
-        yield Site(folder / "fabric.yaml", eps, backend)
+        yield Site(folder / "fabric.yaml", eps, backend, plan)
         mp.undo()
     finally:
         backend.destroy()  # also stops management
@@ -124,7 +129,42 @@ def test_1_converged_lab_is_unchanged(site):
     assert code == 0, report.get("stopped_reason") or report.get("error")
     assert report["counts"] == {"unchanged": 2}
     checks = {c["check"] for d in report["devices"].values() for c in d["checks"]}
-    assert checks == {"model", "bgp-baseline", "no-pfc-storm"}
+    assert checks == {"model", "bgp-baseline", "no-pfc-storm", "lldp-neighbors"}
+    # LLDP read back through `show lldp table` from each node's real lldpd: every port cabled in the
+    # lab slice (its CTSW's uplinks, one host) hears its planned neighbour; the rest are silent
+    topology = topology_of(site.fabric)
+    for rtsw in RTSWS:
+        cabled = sum(1 for link in site.plan.links if rtsw in (link.a, link.b))
+        lldp = next(c for c in report["devices"][rtsw]["checks"] if c["check"] == "lldp-neighbors")
+        total = len(topology.ports[rtsw])
+        assert lldp["outcome"] == "pass" and cabled == 5
+        assert lldp["detail"] == f"{cabled}/{total} ports hear their planned neighbour, {total - cabled} silent"
+
+
+def test_1b_show_lldp_table_answers_as_lldpshow_from_real_lldp(site):
+    """The CTSW (EOS in production, an FRR node here) sends its interface name as port ID; the host
+    its NIC name; a SONiC port's ID is its alias (what lldpmgrd sets), seen from the other end."""
+    table = site.ssh("z01-rtsw001", "show lldp table")
+    lines = table.splitlines()
+    assert lines[0] == "Capability codes: (R) Router, (B) Bridge, (O) Other"
+    assert lines[1].split() == ["LocalPort", "RemoteDevice", "RemotePortID", "Capability", "RemotePortDescr"]
+    assert lines[-1] == "Total entries displayed:  5"
+    rows = {line.split()[0]: line.split()[1:3] for line in lines[3:-2]}
+    planned = {p.name: p for p in topology_of(site.fabric).ports["z01-rtsw001"]}
+    for port, (system, port_id) in rows.items():
+        assert system == planned[port].peer_device
+        assert port_id == planned[port].peer_port  # EOS interface names; the host's nicN
+    # the other way round: the CTSW hears each RTSW port by the alias its config_db.json gives it
+    config_db = json.loads(site.ssh("z01-rtsw001", "cat /etc/sonic/running/config_db.json"))
+    heard = site.lab.lldp_neighbors("z01-ctsw01") or {}
+    uplinks = [p for p in planned.values() if p.peer_device == "z01-ctsw01"]
+    assert len(uplinks) == 4
+    ends = {(link.a, link.a_port): (link.b, link.b_if) for link in site.plan.links}
+    ends.update({(link.b, link.b_port): (link.a, link.a_if) for link in site.plan.links})
+    for port in uplinks:
+        ctsw, ifname = ends[("z01-rtsw001", port.name)]
+        assert ctsw == "z01-ctsw01"
+        assert heard[ifname] == ("z01-rtsw001", config_db["PORT"][port.name]["alias"])
 
 
 def test_2_dry_run_shows_the_field_change_and_changes_nothing(site):

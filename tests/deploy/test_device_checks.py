@@ -10,10 +10,12 @@ from netgen.deploy.checks import (
     CHECKS,
     Facts,
     Outcome,
+    PlannedNeighbor,
     VerifyBgpBaseline,
     VerifyBgpEstablished,
     VerifyEcmpWidth,
     VerifyInterfaceErrors,
+    VerifyLldpNeighbors,
     VerifyModel,
     VerifyNoDiff,
     VerifyNoPfcStorm,
@@ -37,6 +39,10 @@ class FakeDevice:
     diff: str = ""
     broken: bool = False
     widths: dict[str, int] = field(default_factory=lambda: {"10.0.1.2/32": 16, "10.128.16.32/27": 16})
+    # what LLDP hears: the two uplinks as planned (SONiC CTSWs send their port alias), the host NIC
+    lldp: dict[str, list[tuple[str, str]]] | None = field(default_factory=lambda: {
+        "Ethernet448": [("z01-ctsw001", "etp1")], "Ethernet456": [("z01-ctsw002", "etp1")],
+        "Ethernet0": [("z01-r001-h01", "b8:3f:d2:00:00:01")]})
 
     def facts(self) -> Facts:
         if self.broken:
@@ -61,12 +67,26 @@ class FakeDevice:
     def route_widths(self) -> dict[str, int]:
         return self.widths
 
+    def lldp_neighbors(self) -> dict[str, list[tuple[str, str]]]:
+        if self.lldp is None:  # as the SONiC driver says when the lldp container is not running
+            raise RuntimeError("`show lldp table` printed no neighbour table")
+        return self.lldp
+
 
 MODEL = VerifyModel(VerifyModel.Inputs(hostname="z01-rtsw001", nos="sonic",
                                        models=("arista-7060x6-64pe-sonic", "Arista-7060X6-64PE-O128S2")))
 BGP = VerifyBgpEstablished(VerifyBgpEstablished.Inputs(peers=("10.1.16.0", "10.1.16.2")))
 PFC = VerifyPfcEnabled(VerifyPfcEnabled.Inputs(interfaces=("Ethernet0", "Ethernet448"), priority=3))
 ERRORS = VerifyInterfaceErrors(VerifyInterfaceErrors.Inputs(baseline={"Ethernet0": 5}))
+
+LLDP_PORTS = {"Ethernet448": PlannedNeighbor(system="z01-ctsw001", port="Ethernet0", port_ids=("etp1",)),
+              "Ethernet456": PlannedNeighbor(system="z01-ctsw002", port="Ethernet0", port_ids=("etp1",)),
+              "Ethernet0": PlannedNeighbor(system="z01-r001-h01", port="nic1")}
+NAMES = frozenset({"z01-rtsw001", "z01-ctsw001", "z01-ctsw002", "z01-r001-h01", "z01-r002-h01"})
+LLDP_RECORDING = VerifyLldpNeighbors(VerifyLldpNeighbors.Inputs(ports=LLDP_PORTS, fabric_names=NAMES))
+LLDP_STRICT = VerifyLldpNeighbors(VerifyLldpNeighbors.Inputs(ports=LLDP_PORTS, fabric_names=NAMES,
+                                                             required=("Ethernet448", "Ethernet456")))
+SWAPPED = {"Ethernet448": [("z01-ctsw002", "etp1")], "Ethernet456": [("z01-ctsw001", "etp1")]}
 
 CASES = [
     # (check, device, outcome, text in detail)
@@ -103,6 +123,28 @@ CASES = [
      FakeDevice(widths={"10.0.1.2/32": 12}), Outcome.FAIL, "10.0.1.2/32 16->12"),
     (VerifyEcmpWidth(VerifyEcmpWidth.Inputs(baseline={"10.0.1.2/32": 16})), FakeDevice(widths={}), Outcome.FAIL,
      "10.0.1.2/32 16->0"),
+    (LLDP_STRICT, FakeDevice(), Outcome.PASS, "3/3 ports hear their planned neighbour"),
+    # two uplinks swapped: both ports named, each with what it hears and what the plan says
+    (LLDP_RECORDING, FakeDevice(lldp=SWAPPED), Outcome.FAIL,
+     "Ethernet448 miscabled: hears z01-ctsw002 etp1, planned z01-ctsw001 Ethernet0 (port ID etp1); "
+     "Ethernet456 miscabled: hears z01-ctsw001 etp1, planned z01-ctsw002 Ethernet0 (port ID etp1)"),
+    # the planned switch, another of its ports
+    (LLDP_RECORDING, FakeDevice(lldp={"Ethernet448": [("z01-ctsw001", "etp2")]}), Outcome.FAIL,
+     "Ethernet448 miscabled: hears z01-ctsw001 etp2"),
+    # another rack's host on this rack's NIC port (a host's port ID is not judged, its name is)
+    (LLDP_RECORDING, FakeDevice(lldp={"Ethernet0": [("z01-r002-h01", "eth0")]}), Outcome.FAIL,
+     "Ethernet0 miscabled: hears z01-r002-h01 eth0, planned z01-r001-h01 nic1"),
+    # a peer not named yet ("sonic") and a silent port: recorded before a change, not judged ...
+    (LLDP_RECORDING, FakeDevice(lldp={"Ethernet448": [("sonic", "etp1")]}), Outcome.PASS,
+     "0/3 ports hear their planned neighbour, 2 silent, 1 unidentified"),
+    # ... but a port that must hear its neighbour fails either way
+    (LLDP_STRICT, FakeDevice(lldp={"Ethernet448": [("sonic", "etp1")]}), Outcome.FAIL,
+     "Ethernet448 hears sonic etp1, planned z01-ctsw001 Ethernet0 (port ID etp1); Ethernet456 hears nothing"),
+    # an FQDN and another case are the same system; a second neighbour on the port does not hide the planned one
+    (LLDP_STRICT, FakeDevice(lldp={"Ethernet448": [("Z01-CTSW001.fabric.example", "etp1")],
+                                   "Ethernet456": [("sonic", "etp9"), ("z01-ctsw002", "etp1")]}), Outcome.PASS,
+     "2/3 ports hear their planned neighbour, 1 silent"),
+    (LLDP_RECORDING, FakeDevice(lldp=None), Outcome.ERROR, "RuntimeError: `show lldp table` printed no"),
 ]
 
 

@@ -85,6 +85,19 @@ class FakeDriver:
     def route_widths(self) -> dict[str, int]:
         return {"10.0.1.2/32": 4 if "narrow" in self.switch.faults and self.switch.running == self.intended else 16}
 
+    def lldp_neighbors(self) -> dict[str, list[tuple[str, str]]]:
+        """Every port hears its planned neighbour; faults: two uplinks swapped (`miscabled`), or
+        the change leaves the fabric ports silent (`lldp_lost`, as a change that shuts them would)."""
+        plan = pipeline.lldp_plan(CTX, CTX.topology.devices[self.name])
+        heard = {port: [(want.system, want.port_ids[0] if want.port_ids else "b8:00:00:00:00:01")]
+                 for port, want in plan.items()}
+        if "lldp_lost" in self.switch.faults and self.switch.running == self.intended:
+            heard = {port: seen for port, seen in heard.items() if not plan[port].port_ids}
+        if "miscabled" in self.switch.faults:
+            a, b = [port for port, want in plan.items() if want.port_ids][:2]
+            heard[a], heard[b] = heard[b], heard[a]
+        return heard
+
     def config_diff(self) -> str:
         return "" if self.switch.running == self.intended else f"-{self.switch.running}\n+{self.intended}\n"
 
@@ -167,6 +180,9 @@ def _reconnect(old: FakeDriver) -> FakeDriver:
     ({"drop_after_commit"}, False, Status.ROLLED_BACK, "old", "commit"),
     ({"drop_after_commit", "rollback_fails"}, False, Status.UNCONFIRMED, "new", "commit"),
     ({"narrow"}, False, Status.ROLLED_BACK, "old", "rollback"),
+    # cabling: a miscabled switch is not touched; a change after which ports go silent is undone
+    ({"miscabled"}, False, Status.FAILED, "old", "pre-check"),
+    ({"lldp_lost"}, False, Status.ROLLED_BACK, "old", "rollback"),
     # read back, not inferred: a confirm that found the old config, a refused rollback
     ({"timer_expired"}, False, Status.DIVERGED, "old", "confirm"),
     ({"bgp_down", "rollback_refused"}, False, Status.UNCONFIRMED, "new", "rollback"),
@@ -191,6 +207,10 @@ def test_device_ends_in_old_or_new_config(faults, dry_run, status, running, stag
         assert switch.saved == "new" and not switch.timer and outcome.readback["holds"] == "new"
     if status is Status.DIVERGED:
         assert "the device was seen: running " + running in outcome.error
+    if faults & {"miscabled", "lldp_lost"}:
+        assert "lldp-neighbors: " in outcome.error
+        assert ("miscabled: hears z01-ctsw" if "miscabled" in faults else "hears nothing, planned z01-ctsw") \
+            in outcome.error
 
 
 def test_every_transition_is_journaled_before_it_happens(tmp_path):

@@ -96,11 +96,14 @@ class FakeLab:
         self.ping_failures: dict[tuple[str, str], int] = {}  # (node, target ip) -> failing attempts
         self.out: set[str] = set()  # switches the drill took out (drained or cut)
         self.honour_drill = True  # False: a broken fabric whose routes ignore the drain
-        # LLDP as cabled: (node, ifname) -> (system, port) heard; a swap or a deletion miscables
+        # LLDP as cabled: (node, ifname) -> (system, port ID) heard, the port ID being what the far
+        # end's NOS sends (SONiC: the PORT alias; EOS: its interface name; a host: its NIC's name);
+        # a swap or a deletion miscables
+        self.sends = {(node.name, intf.name): intf.lldp_id for node in plan.nodes.values() for intf in node.interfaces}
         self.lldp: dict[tuple[str, str], tuple[str, str]] = {}
         for link in plan.links:
-            self.lldp[(link.a, link.a_if)] = (link.b, link.b_if)
-            self.lldp[(link.b, link.b_if)] = (link.a, link.a_if)
+            self.lldp[(link.a, link.a_if)] = (link.b, self.sends[(link.b, link.b_if)])
+            self.lldp[(link.b, link.b_if)] = (link.a, self.sends[(link.a, link.a_if)])
 
     # --- the backend contract ---
     def exec(self, node: str, argv: Sequence[str], timeout: float = 30.0) -> ExecResult:
@@ -658,7 +661,7 @@ def test_lldp_passes_as_cabled_and_names_a_miscabled_pair_and_a_silent_port(lab,
     assert len(check_lldp(lab, plan)) == 2 * len(plan.links)
     one, two = [link for link in plan.links if link.a == "z01-rtsw001" and plan.nodes[link.b].kind == "router"][:2]
     # the cables of two RTSW ports swapped at the spine end
-    lab.lldp[(one.a, one.a_if)], lab.lldp[(two.a, two.a_if)] = (two.b, two.b_if), (one.b, one.b_if)
+    lab.lldp[(one.a, one.a_if)], lab.lldp[(two.a, two.a_if)] = lab.lldp[(two.a, two.a_if)], lab.lldp[(one.a, one.a_if)]
     del lab.lldp[(one.b, one.b_if)]  # and one spine port hears nothing
     failed = {r.subject: r.detail for r in check_lldp(lab, plan) if not r.ok}
     assert failed == {
@@ -676,3 +679,29 @@ def test_lldpcli_keyvalue_is_read_per_interface():
             "lldp.nic1.chassis.name=z01-rtsw001\nlldp.nic1.port.ifname=Ethernet0\nlldp.nic1.port.descr=x\n")
     assert parse_lldp_keyvalue(text) == {"Ethernet0": ("z01-ctsw01", "Ethernet3_1_1"),
                                          "nic1": ("z01-rtsw001", "Ethernet0")}
+    # a locally assigned port ID (SONiC's lldpmgrd sets the alias so) wins over the description
+    assert parse_lldp_keyvalue("lldp.Et3_1_1.chassis.name=z01-rtsw001\nlldp.Et3_1_1.port.local=etp57a\n"
+                               "lldp.Et3_1_1.port.descr=z01-ctsw01:Ethernet3/1/1\n") == {
+        "Et3_1_1": ("z01-rtsw001", "etp57a")}
+
+
+def test_each_node_sends_the_port_ids_its_nos_would(plan):
+    """SONiC ports by their PORT alias (not their name), EOS ports by interface name, hosts by NIC."""
+    from netgen.lab.netns import lldpd_config  # noqa: PLC0415
+
+    sonic = next(n for n in plan.nodes.values() if n.nos == "sonic")
+    eos = next(n for n in plan.nodes.values() if n.nos == "eos")
+    host = next(n for n in plan.nodes.values() if n.kind == "host")
+    sonic_ports = [i for i in sonic.interfaces if i.kind == "port"]
+    assert sonic_ports and all(i.lldp_id.startswith("etp") and i.lldp_id != i.rendered for i in sonic_ports)
+    assert all(i.lldp_id == i.rendered for i in eos.interfaces if i.kind == "port")
+    config = lldpd_config(sonic).splitlines()
+    assert config[0] == "configure lldp tx-interval 1"
+    port = sonic_ports[0]
+    assert (f"configure ports {port.name} lldp portidsubtype local {port.lldp_id}"
+            f' description "{port.lldp_description}"') in config
+    assert len(config) == 1 + len(sonic_ports)
+    assert lldpd_config(host).splitlines()[1] == "configure ports nic1 lldp portidsubtype local nic1"
+    # nothing that is not plain text reaches lldpcli: the line is left out, never quoted
+    evil = port.model_copy(update={"lldp_id": 'x"\nconfigure system hostname pwned'})
+    assert lldpd_config(sonic.model_copy(update={"interfaces": (evil,)})) == "configure lldp tx-interval 1\n"

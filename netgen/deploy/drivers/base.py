@@ -120,6 +120,8 @@ class Driver(Protocol):
 
     def route_widths(self) -> dict[str, int]: ...
 
+    def lldp_neighbors(self) -> dict[str, list[tuple[str, str]]]: ...
+
     # --- change ---
     def stage(self) -> StagedChange:
         """Compute (EOS: load into a config session) the change from running to intended."""

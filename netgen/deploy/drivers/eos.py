@@ -233,6 +233,19 @@ class EosDriver:
                     widths[prefix] = len(info.get("vias", []))
         return widths
 
+    def lldp_neighbors(self) -> dict[str, list[tuple[str, str]]]:
+        """`show lldp neighbors detail | json`: lldpNeighbors -> interface -> lldpNeighborInfo[],
+        each with systemName and neighborInterfaceInfo.interfaceId_v2 (older releases: only
+        interfaceId, the ID in double quotes). Shape: Arista's ANTA VerifyLLDPNeighbors test data."""
+        data = self.show_json("show lldp neighbors detail").get("lldpNeighbors", {})
+        heard: dict[str, list[tuple[str, str]]] = {}
+        for intf, info in data.items():
+            for neighbor in info.get("lldpNeighborInfo", []) if isinstance(info, dict) else []:
+                port = neighbor.get("neighborInterfaceInfo", {})
+                port_id = port.get("interfaceId_v2") or str(port.get("interfaceId", "")).strip('"')
+                heard.setdefault(intf, []).append((str(neighbor.get("systemName", "")), str(port_id)))
+        return heard
+
     def config_diff(self) -> str:
         """A throw-away second session (the change's own may be waiting for confirmation)."""
         session, staged_before = self.session, self._staged

@@ -29,6 +29,7 @@ from __future__ import annotations
 import copy
 import difflib
 import json
+import re
 import shlex
 import tempfile
 from collections.abc import Mapping
@@ -95,6 +96,34 @@ SONIC_OWNERSHIP = Ownership(MANAGED_TABLES, DEVICE_OWNED_TABLES, managed_if_rend
 RC_MARK = "__NETGEN_RC="
 # Commands that only read (everything else drops the cached running CONFIG_DB).
 READ_ONLY = ("show ", "vtysh -c 'show ", "cat ", "pfcwd show ", "pfc show ", "systemctl is-active ", "test ")
+
+
+def parse_lldp_table(text: str) -> dict[str, list[tuple[str, str]]]:
+    """`show lldp table` (sonic-utilities scripts/lldpshow: a `tabulate` table with the columns
+    LocalPort, RemoteDevice, RemotePortID, Capability, RemotePortDescr) -> local port -> [(remote
+    device, remote port ID)]. Columns are cut where the dashed rule under the header puts them: a
+    neighbour that sends no system name leaves RemoteDevice empty, and descriptions hold spaces.
+    lldpshow prints nothing at all when the lldp container is not running: that is an error here,
+    not "no neighbours"."""
+    lines = text.splitlines()
+    at = next((i for i, line in enumerate(lines) if line.split()[:1] == ["LocalPort"]), None)
+    if at is None or at + 1 >= len(lines):
+        shown = text.strip()[:200] or "nothing (is the lldp feature running?)"
+        raise DriverError(f"`show lldp table` printed no neighbour table: {shown}")
+    starts = [m.start() for m in re.finditer(r"-+", lines[at + 1])]
+    cuts = list(zip(starts, [*starts[1:], None], strict=True))
+    header = [lines[at][a:b].strip() for a, b in cuts]
+    try:
+        local, device, port = (header.index(name) for name in ("LocalPort", "RemoteDevice", "RemotePortID"))
+    except ValueError:
+        raise DriverError(f"`show lldp table`: unexpected columns {header}") from None
+    heard: dict[str, list[tuple[str, str]]] = {}
+    for line in lines[at + 2:]:
+        if not line.strip() or line.startswith(("---", "Total entries")):
+            break
+        cells = [line[a:b].strip() for a, b in cuts]
+        heard.setdefault(cells[local], []).append((cells[device], cells[port]))
+    return heard
 
 
 class SonicDriver:
@@ -222,6 +251,10 @@ class SonicDriver:
                     if entry.get("selected"):
                         widths[prefix] = sum(1 for hop in entry.get("nexthops", []) if hop.get("active"))
         return widths
+
+    def lldp_neighbors(self) -> dict[str, list[tuple[str, str]]]:
+        _, text = self.run(f"{self.sudo}show lldp table")
+        return parse_lldp_table(text)
 
     def config_diff(self) -> str:
         return self._compute().text  # read-only: the staged change (and its way back) stays as it is

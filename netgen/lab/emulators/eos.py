@@ -22,6 +22,9 @@ command family is cited next to it):
   and is not applied. `show running-config` prints as EOS does: 3 spaces per level, `!` between blocks, `end`,
   behind a `! Command:` / `! device:` header.
 * JSON show commands for pre/post-checks (`| json`), and faults injected per device while it runs.
+* `show lldp neighbors detail`: each interface that is cabled (`EosDeviceSpec.cables`, changed with
+  `EosDevice.recable`) and not shut down hears the neighbour name and port ID the cable names; the
+  neighbour does not have to exist (no LLDP frames are exchanged).
 
 Not emulated: any data plane or protocol. BGP state is derived from the config (a neighbour is Established when
 it has a remote AS, is not shut and sits in a connected subnet; faults override that), no routes are exchanged
@@ -326,9 +329,10 @@ EXEC: list[tuple[str, str]] = [
     ("show interfaces counters errors", "if-errors"),
     ("show priority-flow-control [status]", "pfc"), ("show priority-flow-control counters", "pfc-counters"),
     ("show priority-flow-control counters watchdog", "pfc-watchdog"),
+    ("show lldp neighbors detail", "lldp"),
 ]
 _UNPRIVILEGED = {"enable", "exit", "length", "width", "noop", "version", "hostname", "bgp", "route", "if-status",
-                 "if-errors", "pfc", "pfc-counters", "pfc-watchdog"}
+                 "if-errors", "pfc", "pfc-counters", "pfc-watchdog", "lldp"}
 
 
 class _Node:
@@ -686,6 +690,9 @@ class EosDeviceSpec:
     version: str = "4.34.2F"
     config: str | None = None
     queue_keywords: tuple[str, ...] | None = None
+    # what is cabled: (local interface, the neighbour's system name, the port ID it sends); an
+    # interface that is not shut down hears that neighbour over LLDP
+    cables: tuple[tuple[str, str, str], ...] = ()
 
     def queues(self) -> tuple[str, ...]:
         if self.queue_keywords is not None:
@@ -755,8 +762,17 @@ class EosDevice:
         digest = hashlib.sha256(spec.hostname.encode()).hexdigest()
         self.serial, self.mac = f"EMU{digest[:8].upper()}", f"00:1c:73:{digest[8:10]}:{digest[10:12]}:{digest[12:14]}"
         self._counter = 0
+        self._cables = {local: (system, port_id) for local, system, port_id in spec.cables}
 
     # -- for tests
+    def recable(self, local: str, system: str | None, port_id: str = "") -> None:
+        """Move the cable on `local` to another neighbour (None: unplug it)."""
+        with self._lock:
+            if system is None:
+                self._cables.pop(local, None)
+            else:
+                self._cables[local] = (system, port_id)
+
     def running_config(self) -> str:
         with self._lock:
             return render(self._running, ["! Command: show running-config", self._device_line()])
@@ -1219,6 +1235,23 @@ class _Shell:
                 "inErrors": counts.get(name, 0), "frameTooLongs": 0, "outErrors": 0, "frameTooShorts": 0,
                 "fcsErrors": counts.get(name, 0), "alignmentErrors": 0, "symbolErrors": 0}
                 for name, _ in _interfaces(tree, "Ethernet", "Port-Channel")}}
+        if action == "lldp":  # field names: Arista's ANTA VerifyLLDPNeighbors test data (EOS 4.2x output)
+            neighbors = {}
+            for name, line in _interfaces(tree, "Ethernet"):
+                cable = device._cables.get(name)
+                info = []
+                if cable is not None and not _has(line, "shutdown"):
+                    system, port_id = cable
+                    chassis = hashlib.sha256(system.encode()).hexdigest()
+                    info.append({"chassisIdType": "macAddress",
+                                 "chassisId": f"{chassis[:4]}.{chassis[4:8]}.{chassis[8:12]}",
+                                 "systemName": system, "ttl": 120,
+                                 "neighborInterfaceInfo": {
+                                     "interfaceIdType": "interfaceName" if port_id.startswith("Ethernet") else "local",
+                                     "interfaceId": f'"{port_id}"', "interfaceId_v2": port_id,
+                                     "interfaceDescription": ""}})
+                neighbors[name] = {"lldpNeighborInfo": info}
+            return {"lldpNeighbors": neighbors}
         pfc, storms = _pfc(tree), device.faults.pfc_storm
         if action == "pfc":  # emulator field names (no public JSON sample found)
             return {"interfaceStatuses": {name: {"enabled": on, "priorities": prios, "active": on and bool(prios),

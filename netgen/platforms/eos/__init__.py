@@ -11,7 +11,7 @@ from netgen.platforms.base import Prepared, RenderedFile, register, template_env
 from netgen.platforms.custom import blocks_for, merge_eos
 from netgen.platforms.eos.structure import check_eos_config
 from netgen.platforms.eos.view import EosView, build_view
-from netgen.topology.model import Device
+from netgen.topology.model import Device, Port
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +37,11 @@ class EosRenderer:
 
     def check_device(self, ctx: DesignContext, device: Device, files: list[RenderedFile]) -> list[str]:
         return check_eos_config(files[0].content)
+
+    def lldp_port_id(self, ctx: DesignContext, device: Device, port: Port) -> str:
+        # EOS sends the interface name (port ID subtype interfaceName): `show lldp neighbors detail`
+        # on a neighbour lists it as interfaceId_v2 (ANTA's VerifyLLDPNeighbors test data)
+        return port.name
 
 
 register(EosRenderer)

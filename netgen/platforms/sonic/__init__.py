@@ -23,8 +23,8 @@ from netgen.platforms.custom import (
 from netgen.platforms.sonic.config_db import config_db as build_config_db
 from netgen.platforms.sonic.config_db import serialized
 from netgen.platforms.sonic.schema import check_config_db
-from netgen.platforms.sonic.view import SonicView, build_view
-from netgen.topology.model import Device
+from netgen.platforms.sonic.view import SonicView, build_view, port_alias
+from netgen.topology.model import Device, Port
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +95,12 @@ class SonicRenderer:
         config_db = next(f for f in files if f.name == "config_db.json")
         rdma = ctx.model(device).capabilities.bth_dest_qp_hash
         return check_config_db(orjson.loads(config_db.content), rdma_hash=rdma)
+
+    def lldp_port_id(self, ctx: DesignContext, device: Device, port: Port) -> str:
+        # SONiC's lldpmgrd runs `lldpcli configure ports <name> lldp portidsubtype local <alias>`
+        # for every port that is up (sonic-buildimage dockers/docker-lldp/lldpmgrd): neighbours hear
+        # the PORT alias config_db.json carries, not the port name
+        return port_alias(ctx.model(device), port)
 
 
 register(SonicRenderer)

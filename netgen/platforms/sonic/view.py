@@ -165,6 +165,15 @@ def _sku_slots(model: PlatformModel) -> list[tuple[int, int, str, str, str]]:
     return slots
 
 
+def port_alias(model: PlatformModel, port: Port) -> str:
+    """The alias config_db.json gives a used port (the SKU's front-panel name for its cage and lanes)."""
+    for cage, offset, _, _, alias in _sku_slots(model):
+        if (cage, offset) == (port.cage, port.lane_offset):
+            return alias
+    raise RenderError(f"{port.device}: port {port.name} (cage {port.cage}, lane {port.lane_offset}) is not a port"
+                      f" of {model.description or 'its model'}")
+
+
 def _all_ports(model: PlatformModel, used: list[Port], mtu: int) -> list[SonicPort]:
     """Every port of the SKU, as its port_config.ini lists them: used ports as the topology says,
     spare sub-ports and the SKU's extra ports admin down, so a `config replace` never deletes one."""
