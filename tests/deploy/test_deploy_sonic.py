@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -416,6 +417,59 @@ def test_6_lab_up_ssh_gives_a_site_that_netgen_deploy_uses_as_is(monkeypatch):
         deployed = run_cli("deploy", f"{access['fabric_dir']}/fabric.yaml", "--limit", "z01-rtsw001", "--json")
         report = json.loads(deployed.stdout)
         assert deployed.exit_code == 0 and report["counts"] == {"unchanged": 1}, report
+    finally:
+        assert run_cli("lab", "down", "--name", name).exit_code == 0
+    assert_nothing_left(before, name)
+
+
+def test_7_a_miscabled_sonic_switch_is_named_by_check_and_not_touched_by_deploy(monkeypatch):
+    """Two uplinks of the SONiC RTSW re-cabled to each other's spine ports (veths made again crossed):
+    `show lldp table` from the node's real lldpd says so, `netgen check` names both ports and
+    `netgen deploy` stops the switch at its pre-check with its running CONFIG_DB untouched."""
+    before = HostSnapshot.take()
+    name = lab_name("mis")
+    result = run_cli("lab", "up", str(SMALL), "--name", name, "--zone", "1", "--racks", "1", "--ctsw", "2",
+                     "--ssh", "--json")
+    up = json.loads(result.stdout)
+    try:
+        assert result.exit_code == 0, up
+        access = up["ssh"]
+        monkeypatch.setenv("NETGEN_USERNAME", access["username"])
+        monkeypatch.setenv("NETGEN_SSH_KEY", access["key_file"])
+        monkeypatch.delenv("NETGEN_PASSWORD", raising=False)
+        fabric = f"{access['fabric_dir']}/fabric.yaml"
+        backend = NetnsBackend(name)
+        plan = backend.plan()
+        one = next(k for k in plan.links if k.a == "z01-rtsw001" and k.b == "z01-ctsw01")
+        two = next(k for k in plan.links if k.a == "z01-rtsw001" and k.b == "z01-ctsw02")
+        rtsw, c1, c2 = (backend.namespace(n) for n in ("z01-rtsw001", "z01-ctsw01", "z01-ctsw02"))
+        for ifname in (one.a_if, two.a_if):
+            subprocess.run(["ip", "-n", rtsw, "link", "del", ifname], check=True)
+        for a_if, peer_ns, peer_if in ((one.a_if, c2, two.b_if), (two.a_if, c1, one.b_if)):
+            subprocess.run(["ip", "link", "add", "name", a_if, "netns", rtsw, "type", "veth", "peer", "name", peer_if,
+                            "netns", peer_ns], check=True)
+            subprocess.run(["ip", "-n", rtsw, "link", "set", a_if, "up"], check=True)
+            subprocess.run(["ip", "-n", peer_ns, "link", "set", peer_if, "up"], check=True)
+        deadline = time.monotonic() + 30  # lldpd sends every second; the old neighbours age out
+        while True:
+            checked = run_cli("check", fabric, "--limit", "z01-rtsw001", "--json")
+            lldp = next(r for r in json.loads(checked.stdout)["results"] if r["check"] == "lldp-neighbors")
+            if lldp["detail"].count("miscabled") == 2 or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        assert checked.exit_code == 1 and lldp["outcome"] == "fail"
+        assert f"{one.a_port} miscabled: hears z01-ctsw02 {two.b_port}, planned z01-ctsw01 {one.b_port}" \
+            in lldp["detail"]
+        assert f"{two.a_port} miscabled: hears z01-ctsw01 {one.b_port}, planned z01-ctsw02 {two.b_port}" \
+            in lldp["detail"]
+        eps = endpoints.endpoints(backend)
+        site = Site(Path(fabric), eps, backend, plan)
+        config_before = site.running("z01-rtsw001")
+        deployed = run_cli("deploy", fabric, "--limit", "z01-rtsw001", "--json")
+        outcome = json.loads(deployed.stdout)["devices"]["z01-rtsw001"]
+        assert deployed.exit_code == 1 and outcome["status"] == "failed" and outcome["stage"] == "pre-check"
+        assert f"{one.a_port} miscabled" in outcome["error"] and f"{two.a_port} miscabled" in outcome["error"]
+        assert site.running("z01-rtsw001") == config_before
     finally:
         assert run_cli("lab", "down", "--name", name).exit_code == 0
     assert_nothing_left(before, name)
