@@ -1,0 +1,87 @@
+"""`netgen sot`: keep a source of truth (Nautobot) in step with the fabric."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+from rich.markup import escape
+
+from netgen.cli.common import (
+    EXIT_OK,
+    ProgressBars,
+    cli,
+    emit_json,
+    fabric_argument,
+    fail,
+    json_option,
+    load_checked,
+    out,
+)
+
+TOKEN_VARIABLE = "NAUTOBOT_TOKEN"
+
+
+@cli.group()
+def sot() -> None:
+    """Keep a source of truth (Nautobot) in step with the fabric."""
+
+
+@sot.command()
+@fabric_argument
+@click.option("--nautobot", "url", required=True, metavar="URL",
+              help=f"Nautobot's base URL; the API token is read from ${TOKEN_VARIABLE}.")
+@click.option("--dry-run", is_flag=True, help="Read Nautobot and say what a push would change; change nothing.")
+@json_option
+def push(fabric: str, url: str, dry_run: bool, as_json: bool) -> None:
+    """Create or update, in Nautobot, the fabric's location, device types, roles, platforms, devices,
+    interfaces, cables, prefixes, IP addresses and ASNs. Idempotent: a second push changes nothing
+    and says so. Objects netgen did not make are never changed, and nothing is ever deleted."""
+    from netgen.sot.base import SotError  # noqa: PLC0415
+    from netgen.sot.nautobot import Nautobot  # noqa: PLC0415
+    from netgen.sot.objects import wanted_objects  # noqa: PLC0415
+    from netgen.sot.sync import push as push_objects  # noqa: PLC0415
+
+    token = os.environ.get(TOKEN_VARIABLE, "").strip()
+    if not token:
+        fail(f"no Nautobot API token: set {TOKEN_VARIABLE} (Nautobot: Profile > API Tokens)", as_json)
+    _, ctx = load_checked(fabric, as_json, "nothing pushed")
+    wanted = wanted_objects(ctx)
+    reached = ""
+    with ProgressBars(enabled=not as_json) as bars:
+        def progress(kind: str, done: int, total: int) -> None:
+            nonlocal reached
+            reached = kind
+            bars.update("sot push", total=total, done=done, note=kind)
+
+        try:
+            report = push_objects(Nautobot(url, token), ctx.fabric.name, wanted, dry_run=dry_run, progress=progress)
+        except SotError as exc:
+            where = f" (while pushing {reached}s: what earlier kinds created stays; run the push again" \
+                    " to finish, it picks up where this one stopped)" if reached and not dry_run else ""
+            fail(f"{exc}{where}", as_json)
+    data = report.as_dict()
+    if as_json:
+        emit_json({"ok": True, "exit_code": EXIT_OK, **data})
+        sys.exit(EXIT_OK)
+    verb = "would change" if dry_run else "changed"
+    out.print(f"[bold]{escape(ctx.fabric.name)}[/] -> Nautobot {escape(url)}: {report.changes} object(s) {verb}")
+    for item in report.prepared:
+        out.print(f"  {'would create' if dry_run else 'created'} {escape(item)}")
+    for kind in report.kinds:
+        if kind.skipped:
+            out.print(f"  {kind.kind}: skipped ({escape(kind.skipped)})")
+            continue
+        parts = [f"{len(kind.created)} {'to create' if dry_run else 'created'}",
+                 f"{len(kind.updated)} {'to update' if dry_run else 'updated'}", f"{kind.unchanged} unchanged"]
+        if kind.foreign:
+            parts.append(f"{len(kind.foreign)} not netgen's, left as they are ({escape(', '.join(kind.foreign[:3]))})")
+        if kind.stale:
+            parts.append(f"{len(kind.stale)} no longer in the fabric, kept ({escape(', '.join(kind.stale[:3]))})")
+        out.print(f"  {kind.kind}: " + ", ".join(parts))
+        for line in kind.updated[:10]:
+            out.print(f"    {escape(line)}")
+    if not report.changes:
+        out.print("[green]Nautobot already holds the fabric as it is: nothing to change[/]")
+    sys.exit(EXIT_OK)

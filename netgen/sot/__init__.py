@@ -1,0 +1,1 @@
+"""Source of truth: keep Nautobot (and later NetBox) in step with the fabric."""
