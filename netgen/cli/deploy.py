@@ -236,7 +236,10 @@ def deploy(fabric: str, limit: str | None, configs: Path | None, credentials: Pa
             _conclude(recovery, report_path, as_json, ok=False)
     with _progress_bar(len(target.names), not as_json) as tick:
         report = run_rollout(nr, target.ctx, batches, target.files, options, progress=tick)
-    _conclude(report, report_path, as_json)
+    if not as_json:
+        for name, why in target.excluded.items():
+            out.print(f"[yellow]left out[/] {escape(name)}: {escape(why)}")
+    _conclude(report, report_path, as_json, {"excluded": target.excluded})
 
 
 def _read_journal(path: Path, as_json: bool) -> Any:

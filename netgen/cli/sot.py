@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from datetime import UTC, datetime
 
 import click
 from rich.markup import escape
@@ -18,6 +19,7 @@ from netgen.cli.common import (
     json_option,
     load_checked,
     out,
+    write_replacing,
 )
 
 TOKEN_VARIABLE = "NAUTOBOT_TOKEN"
@@ -84,4 +86,59 @@ def push(fabric: str, url: str, dry_run: bool, as_json: bool) -> None:
             out.print(f"    {escape(line)}")
     if not report.changes:
         out.print("[green]Nautobot already holds the fabric as it is: nothing to change[/]")
+    sys.exit(EXIT_OK)
+
+
+@sot.command()
+@fabric_argument
+@click.option("--nautobot", "url", required=True, metavar="URL",
+              help=f"Nautobot's base URL; the API token is read from ${TOKEN_VARIABLE}.")
+@json_option
+def pull(fabric: str, url: str, as_json: bool) -> None:
+    """Read what belongs to the source of truth about each switch (management address, serial,
+    status) into deploy.sot.yaml beside the fabric file, replaced whole. `netgen deploy` then
+    reaches a switch at that address unless deploy.yaml gives it a host of its own, and leaves
+    out switches whose status is not Active or Staged."""
+    import yaml  # noqa: PLC0415
+
+    from netgen.deploy.inventory import SOT_FILE  # noqa: PLC0415
+    from netgen.sot.base import SotError  # noqa: PLC0415
+    from netgen.sot.nautobot import Nautobot  # noqa: PLC0415
+
+    token = os.environ.get(TOKEN_VARIABLE, "").strip()
+    if not token:
+        fail(f"no Nautobot API token: set {TOKEN_VARIABLE} (Nautobot: Profile > API Tokens)", as_json)
+    loaded, ctx = load_checked(fabric, as_json, "nothing pulled")
+    try:
+        facts = Nautobot(url, token).device_facts(ctx.fabric.name)
+    except SotError as exc:
+        fail(str(exc), as_json)
+    switches = list(ctx.topology.devices)
+    devices = {name: {key: value for key, value in (("host", facts[name].management), ("serial", facts[name].serial),
+                                                     ("status", facts[name].status)) if value}
+               for name in switches if name in facts}
+    missing = [name for name in switches if name not in facts]
+    document = {"source": {"backend": "nautobot", "url": url,
+                           "pulled": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")},
+                "devices": devices}
+    path = loaded.source.parent / SOT_FILE
+    text = (f"# written by `netgen sot pull` from {url}; replaced whole by the next pull\n"
+            + yaml.safe_dump(document, sort_keys=False))
+    try:
+        write_replacing(path, text)
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc.strerror or exc}", as_json)
+    out_of_service = {n: d["status"] for n, d in devices.items() if d.get("status") not in (None, "Active", "Staged")}
+    if as_json:
+        emit_json({"ok": True, "exit_code": EXIT_OK, "output": str(path), "devices": devices, "missing": missing,
+                   "out_of_service": out_of_service})
+        sys.exit(EXIT_OK)
+    with_host = sum(1 for d in devices.values() if "host" in d)
+    out.print(f"[bold green]{escape(str(path))}[/]: {len(devices)} of {len(switches)} switch(es) in Nautobot,"
+              f" {with_host} with a management address")
+    if missing:
+        out.print(f"  not in Nautobot: {escape(', '.join(missing[:8]))}{' ...' if len(missing) > 8 else ''}"
+                  " (`netgen sot push` adds them)")
+    for name, status in out_of_service.items():
+        out.print(f"  {escape(name)}: status {escape(status)}, left out of deploys")
     sys.exit(EXIT_OK)

@@ -38,6 +38,10 @@ from netgen.intent.yaml_source import MAX_FILE_BYTES, read_yaml
 from netgen.topology.model import Device, Topology
 
 DEPLOY_FILE = "deploy.yaml"
+SOT_FILE = "deploy.sot.yaml"  # written by `netgen sot pull`, replaced whole by the next pull
+# Source-of-truth statuses a deploy may change a switch in; any other (Planned, Offline,
+# Decommissioning, Failed, ...) leaves it out of the rollout, said in the report
+DEPLOYABLE_STATUSES = frozenset({"Active", "Staged"})
 USERNAME_ENV, PASSWORD_ENV, KEY_ENV = "NETGEN_USERNAME", "NETGEN_PASSWORD", "NETGEN_SSH_KEY"
 # netmiko device types per NOS: EOS's own driver; community SONiC logs in to bash, which netmiko's
 # `linux` driver handles (sonic.md section 7: there is no plain `sonic` device type).
@@ -92,18 +96,48 @@ class DeployFile(IntentModel):
         default_factory=dict, description="Per NOS: what a deploy replaces, keeps and may remove (ownership.py).")
 
 
-def load_deploy(fabric_dir: Path) -> DeployFile:
-    """`deploy.yaml` beside the fabric file, or the defaults when there is none."""
-    path = fabric_dir / DEPLOY_FILE
-    if not path.exists():
-        return DeployFile()
+class SotDevice(IntentModel):
+    host: HostName | None = None  # the management address the source of truth gives
+    serial: str = Field(default="", max_length=200)
+    status: str = Field(default="", max_length=100)
+
+
+class SotFile(IntentModel):
+    """What `netgen sot pull` read from the source of truth (deploy.sot.yaml)."""
+
+    source: dict[SafeName, str] = Field(default_factory=dict)  # backend, url, pulled (never a token)
+    devices: dict[SafeName, SotDevice] = Field(default_factory=dict)
+
+
+def _read_mapping(path: Path, model: type[Any], allowed: str) -> Any:
     data, marks = read_yaml(path, str(path))
     if data is None:
-        return DeployFile()
+        return model()
     if not isinstance(data, dict):
-        raise NetgenInputError([InputProblem(str(path), "", "the top level must be a mapping", 1, 1,
-                                             allowed="management:, ssh:, rollout:, ownership:")])
-    return validate(DeployFile, data, marks, str(path))
+        raise NetgenInputError([InputProblem(str(path), "", "the top level must be a mapping", 1, 1, allowed=allowed)])
+    return validate(model, data, marks, str(path))
+
+
+def load_sot(fabric_dir: Path) -> SotFile | None:
+    path = fabric_dir / SOT_FILE
+    return _read_mapping(path, SotFile, "source:, devices:") if path.exists() else None
+
+
+def load_deploy(fabric_dir: Path) -> DeployFile:
+    """`deploy.yaml` beside the fabric file, or the defaults when there is none; a switch it gives
+    no host of its own is reached at the address the source of truth gives (deploy.sot.yaml)."""
+    path = fabric_dir / DEPLOY_FILE
+    deploy: DeployFile = (_read_mapping(path, DeployFile, "management:, ssh:, rollout:, ownership:")
+                          if path.exists() else DeployFile())
+    sot = load_sot(fabric_dir)
+    if sot is None:
+        return deploy
+    devices = dict(deploy.management.devices)
+    for name, facts in sot.devices.items():
+        own = devices.get(name)
+        if facts.host and not (own and own.host):
+            devices[name] = DeviceAccess(host=facts.host, port=own.port if own else None)
+    return deploy.model_copy(update={"management": deploy.management.model_copy(update={"devices": devices})})
 
 
 @dataclass(frozen=True)

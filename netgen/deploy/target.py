@@ -7,19 +7,22 @@ start here, so a problem is refused the same way whichever door the push came th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from ipaddress import ip_address
 from pathlib import Path
 
 from netgen.checks import DesignContext, Finding, Severity, load_and_check
 from netgen.deploy.drivers.base import DEFAULT_OWNERSHIP, load_drivers
 from netgen.deploy.inventory import (
+    DEPLOYABLE_STATUSES,
+    SOT_FILE,
     Credentials,
     CredentialsError,
     DeployFile,
     device_access,
     load_credentials,
     load_deploy,
+    load_sot,
 )
 from netgen.deploy.ownership import Ownership, resolve
 from netgen.deploy.pipeline import select
@@ -48,6 +51,8 @@ class DeployTarget:
     files: dict[str, dict[str, str]]  # device -> file name -> rendered text
     credentials: Credentials
     known_hosts: Path | None  # None: host keys are not verified (explicitly requested)
+    # left out of a change because the source of truth says they are not in service: name -> why
+    excluded: dict[str, str] = field(default_factory=dict)
 
     def ownership(self, remove_unmanaged: bool = False) -> dict[str, Ownership]:
         """Per NOS: deploy.yaml's `ownership:` over the drivers' defaults."""
@@ -113,6 +118,18 @@ def prepare_target(ctx: DesignContext, fabric_file: Path, *, limit: str | None =
     names = select(list(ctx.topology.devices), ctx.topology.devices, limit)
     if not names:
         raise TargetError(f"--limit {limit!r} matches no device")
+    excluded: dict[str, str] = {}
+    sot = load_sot(fabric_file.parent)
+    if changes and sot is not None:
+        for name in names:
+            facts = sot.devices.get(name)
+            if facts is not None and facts.status and facts.status not in DEPLOYABLE_STATUSES:
+                needed = " or ".join(sorted(DEPLOYABLE_STATUSES))
+                excluded[name] = f"{SOT_FILE}: status {facts.status} (a change needs {needed})"
+        names = [n for n in names if n not in excluded]
+        if not names:
+            raise TargetError(f"every selected switch is out of service in {fabric_file.parent / SOT_FILE}:"
+                              f" {'; '.join(f'{n}: {why}' for n, why in list(excluded.items())[:3])}")
     drivers = load_drivers()
     unsupported = sorted({ctx.topology.devices[n].nos for n in names} - drivers.keys())
     if unsupported:
@@ -149,7 +166,7 @@ def prepare_target(ctx: DesignContext, fabric_file: Path, *, limit: str | None =
             raise TargetError(f"known_hosts file {hosts_file} not found: add the devices' host keys to it, or point"
                               " --known-hosts (Ansible: netgen_known_hosts) at one; --insecure-no-host-key-check"
                               " (Ansible: netgen_verify_host_keys: false) turns verification off")
-    return DeployTarget(ctx, fabric_file, deploy, names, files, credentials, hosts_file)
+    return DeployTarget(ctx, fabric_file, deploy, names, files, credentials, hosts_file, excluded)
 
 
 __all__ = ["DeployTarget", "TargetError", "design_errors", "fill_secrets", "load_context", "prepare_target"]

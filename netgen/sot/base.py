@@ -24,6 +24,16 @@ class Held:
     netgen: bool = False  # carries this fabric's netgen mark (netgen made it): netgen may update it
 
 
+@dataclass(frozen=True, slots=True)
+class DeviceFacts:
+    """What belongs to the source of truth about a switch, for the deploy: where to reach it, what
+    it is, and whether it is in service."""
+
+    management: str | None  # the primary IPv4 address, without its length
+    serial: str
+    status: str  # e.g. Active, Planned, Offline, Decommissioning
+
+
 class SourceOfTruth(Protocol):
     name: str  # e.g. "nautobot"
 
@@ -43,3 +53,7 @@ class SourceOfTruth(Protocol):
     def create(self, fabric: str, kind: str, objects: list[Wanted]) -> None: ...
 
     def update(self, fabric: str, kind: str, changes: list[tuple[Held, Wanted]]) -> None: ...
+
+    def device_facts(self, fabric: str) -> dict[str, DeviceFacts]:
+        """Every device of the fabric the source of truth holds, by name."""
+        ...

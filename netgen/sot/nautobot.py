@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from netgen.sot.base import Held, SotError
+from netgen.sot.base import DeviceFacts, Held, SotError
 from netgen.sot.objects import Wanted
 
 BATCH = 50
@@ -157,6 +157,16 @@ class Nautobot:
             self._assign(fabric, [want for held, want in changes
                                   if (held.fields.get("device"), held.fields.get("interface"))
                                   != (want.fields.get("device"), want.fields.get("interface"))])
+
+    def device_facts(self, fabric: str) -> dict[str, DeviceFacts]:
+        if not self._location_exists(fabric):
+            return {}
+        facts = {}
+        for r in self.pages(ENDPOINTS["device"], location=fabric, depth="1"):
+            primary = _name(r.get("primary_ip4"), "address")
+            facts[r["name"]] = DeviceFacts(management=primary.split("/")[0] or None, serial=str(r.get("serial") or ""),
+                                           status=_name(r.get("status")))
+        return facts
 
     # --- reading ------------------------------------------------------------------------------
     def _location_exists(self, fabric: str) -> bool:

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from netgen.deploy.target import TargetError, load_context, prepare_target
+from netgen.intent.errors import NetgenInputError
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.render
@@ -72,3 +73,27 @@ def test_without_a_management_section_nothing_is_refused(small_data, write_fabri
     _, ctx = load_context(path)
     assert prepare_target(ctx, path, limit="z01-rtsw002", render=False, verify_host_keys=False).names == [
         "z01-rtsw002"]
+
+
+def test_the_source_of_truth_gives_hosts_and_takes_switches_out_of_service(small_data, write_fabric):
+    """deploy.sot.yaml (written by `netgen sot pull`): its address where deploy.yaml gives the switch
+    no host of its own; a switch whose status is not Active or Staged is left out of a change."""
+    path = _site(small_data, write_fabric, {"z01-rtsw003": "198.51.100.3"})
+    (path.parent / "deploy.sot.yaml").write_text(yaml.safe_dump({"source": {"backend": "nautobot"}, "devices": {
+        "z01-rtsw001": {"host": "192.168.1.1", "serial": "JPE1", "status": "Active"},
+        "z01-rtsw002": {"host": "192.168.1.2", "status": "Offline"},
+        "z01-rtsw003": {"host": "192.168.1.3", "status": "Staged"}}}))
+    _, ctx = load_context(path)
+    kwargs = {"limit": "z01-rtsw00*", "render": False, "verify_host_keys": False}
+    target = prepare_target(ctx, path, **kwargs)
+    assert target.names == ["z01-rtsw001", "z01-rtsw003", "z01-rtsw004"]
+    assert target.excluded == {"z01-rtsw002": "deploy.sot.yaml: status Offline (a change needs Active or Staged)"}
+    hosts = {n: d.host for n, d in target.deploy.management.devices.items()}
+    assert hosts == {"z01-rtsw001": "192.168.1.1", "z01-rtsw002": "192.168.1.2", "z01-rtsw003": "198.51.100.3"}
+    # reading is not a change: `netgen check` still reaches the switch that is out of service
+    assert "z01-rtsw002" in prepare_target(ctx, path, changes=False, **kwargs).names
+    (path.parent / "deploy.sot.yaml").write_text("devices: {z01-rtsw001: {hots: 192.168.1.1}}\n")
+    with pytest.raises(NetgenInputError) as raised:  # a bad file names itself and the field
+        prepare_target(ctx, path, **kwargs)
+    problem = raised.value.problems[0].as_dict()
+    assert problem["file"].endswith("deploy.sot.yaml") and "hots" in json.dumps(problem)

@@ -154,3 +154,49 @@ def test_5_one_more_rack_pushes_exactly_its_own_objects(nautobot, site):
     after = {d["name"] for d in nautobot.get("/api/dcim/devices/", location=NAME)}
     assert after - before == {"z01-rtsw005", "z01-r005-h01", "z01-r005-h02"}
     assert push(nautobot, site)["changes"] == 0
+
+
+def test_6_pull_feeds_a_dry_run_deploy(nautobot, site, tmp_path, monkeypatch):
+    """The operator gives z02-rtsw001 its management address and serial in Nautobot and takes
+    z02-rtsw002 out of service; `netgen sot pull` brings both into deploy.sot.yaml, and a dry-run
+    deploy reaches the first at that address (deploy.yaml names no host: its pattern does not
+    resolve) and leaves the second out."""
+    device = nautobot.get("/api/dcim/devices/", name="z02-rtsw001")[0]
+    loopback = nautobot.get("/api/dcim/interfaces/", device="z02-rtsw001", name="Loopback0")[0]
+    nautobot.call("POST", "/api/ipam/prefixes/", {"prefix": "127.0.0.0/8", "namespace": {"name": NAME},
+                                                   "status": "Active"})
+    address = nautobot.call("POST", "/api/ipam/ip-addresses/", {"address": "127.0.0.1/8", "namespace": NAME,
+                                                                 "status": "Active"})
+    nautobot.call("POST", "/api/ipam/ip-address-to-interface/", {"ip_address": address["id"],
+                                                                  "interface": loopback["id"]})
+    nautobot.call("PATCH", f"/api/dcim/devices/{device['id']}/", {"primary_ip4": address["id"], "serial": "JPE1234"})
+    other = nautobot.get("/api/dcim/devices/", name="z02-rtsw002")[0]
+    nautobot.call("PATCH", f"/api/dcim/devices/{other['id']}/", {"status": "Offline"})
+
+    pulled = run_cli("sot", "pull", str(site), "--nautobot", nautobot.url, "--json")
+    assert pulled.exit_code == 0, pulled.output
+    data = json.loads(pulled.stdout)
+    assert data["devices"]["z02-rtsw001"] == {"host": "127.0.0.1", "serial": "JPE1234", "status": "Active"}
+    assert data["out_of_service"] == {"z02-rtsw002": "Offline"} and data["missing"] == []
+    written = yaml.safe_load((site.parent / "deploy.sot.yaml").read_text())
+    assert written["devices"]["z02-rtsw001"]["host"] == "127.0.0.1" and nautobot.token not in pulled.output
+
+    # the two switches as emulated EOS devices behind SSH on 127.0.0.1, converged on the fabric
+    from tests.deploy.eos_site import make_site  # noqa: PLC0415
+
+    sites = make_site(tmp_path, site, ["z02-rtsw001", "z02-rtsw002"], True, monkeypatch)
+    eos = next(sites)
+    try:
+        access = yaml.safe_load((eos.fabric.parent / "deploy.yaml").read_text())
+        access["management"] = {"host_pattern": "{name}.invalid",  # only Nautobot's address can work
+                                "devices": {n: {"port": d["port"]} for n, d in access["management"]["devices"].items()}}
+        (eos.fabric.parent / "deploy.yaml").write_text(yaml.safe_dump(access))
+        assert (eos.fabric.parent / "deploy.sot.yaml").exists()  # the site copied the fabric's folder
+        code, report = eos.deploy("--dry-run")
+        assert code == 0, report
+        assert report["devices"]["z02-rtsw001"]["status"] == "dry_run"
+        assert "z02-rtsw002" not in report["devices"]
+        assert report["excluded"] == {
+            "z02-rtsw002": "deploy.sot.yaml: status Offline (a change needs Active or Staged)"}
+    finally:
+        sites.close()
