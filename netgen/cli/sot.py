@@ -79,6 +79,8 @@ def push(fabric: str, url: str, dry_run: bool, as_json: bool) -> None:
                  f"{len(kind.updated)} {'to update' if dry_run else 'updated'}", f"{kind.unchanged} unchanged"]
         if kind.foreign:
             parts.append(f"{len(kind.foreign)} not netgen's, left as they are ({escape(', '.join(kind.foreign[:3]))})")
+        if kind.blocked:
+            parts.append(f"{len(kind.blocked)} not written: they hang on objects netgen did not make")
         if kind.stale:
             parts.append(f"{len(kind.stale)} no longer in the fabric, kept ({escape(', '.join(kind.stale[:3]))})")
         out.print(f"  {kind.kind}: " + ", ".join(parts))

@@ -34,6 +34,9 @@ class Wanted:
     kind: str
     key: tuple[str, ...]
     fields: dict[str, object] = field(default_factory=dict)  # netgen's values, compared on every push
+    # objects this one hangs on (kind, key): an interface on its device, a cable on its two ends, an
+    # address on its interface; where one of them is not netgen's, this one is not written either
+    parents: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def label(self) -> str:
@@ -92,11 +95,13 @@ def _devices(ctx: DesignContext) -> Iterator[Wanted]:
         yield Wanted("device", (device.name,), {"device_type": device.model, "role": device.role.value,
                                                 "platform": device.nos, "location": fabric.name,
                                                 "asn": device.asn})
-        yield Wanted("interface", (device.name, "Loopback0"), {"type": "virtual", "description": "router ID"})
+        on_device = (("device", (device.name,)),)
+        yield Wanted("interface", (device.name, "Loopback0"), {"type": "virtual", "description": "router ID"},
+                     on_device)
         for port in topo.ports[device.name]:
             yield Wanted("interface", (device.name, port.name),
                          {"type": interface_type(port.speed_gbps), "mtu": fabric.mtu,
-                          "description": f"{port.peer_device}:{port.peer_port}"})
+                          "description": f"{port.peer_device}:{port.peer_port}"}, on_device)
     host_type = _host_type(_nics_per_host(ctx))
     seen: set[str] = set()
     for nic in topo.host_nics:
@@ -106,7 +111,7 @@ def _devices(ctx: DesignContext) -> Iterator[Wanted]:
                                                  "location": fabric.name, "asn": None})
         yield Wanted("interface", (nic.host, f"nic{nic.nic}"),
                      {"type": interface_type(nic.speed_gbps), "mtu": fabric.mtu,
-                      "description": f"{nic.rtsw}:{nic.port}"})
+                      "description": f"{nic.rtsw}:{nic.port}"}, (("device", (nic.host,)),))
 
 
 def _cables(ctx: DesignContext) -> Iterator[Wanted]:
@@ -115,11 +120,14 @@ def _cables(ctx: DesignContext) -> Iterator[Wanted]:
     for nic in topo.host_nics:
         yield Wanted("cable", (nic.host, f"nic{nic.nic}"),
                      {"b_device": nic.rtsw, "b_port": nic.port, "type": DAC,
-                      "length": lengths.get((nic.rtsw, nic.port), 0)})
+                      "length": lengths.get((nic.rtsw, nic.port), 0)},
+                     (("interface", (nic.host, f"nic{nic.nic}")), ("interface", (nic.rtsw, nic.port))))
     for link in topo.links:
         yield Wanted("cable", (link.lower.device, link.lower.port),
                      {"b_device": link.upper.device, "b_port": link.upper.port, "type": FIBRE,
-                      "length": link.cable_m})
+                      "length": link.cable_m},
+                     (("interface", (link.lower.device, link.lower.port)),
+                      ("interface", (link.upper.device, link.upper.port))))
 
 
 def _addresses(ctx: DesignContext) -> Iterator[Wanted]:
@@ -135,12 +143,14 @@ def _addresses(ctx: DesignContext) -> Iterator[Wanted]:
     for device in topo.devices.values():
         for loopback in (device.loopback_ipv4, device.loopback_ipv6):
             if loopback is not None:
-                yield Wanted("ip_address", (_address(loopback),), {"device": device.name, "interface": "Loopback0"})
+                yield Wanted("ip_address", (_address(loopback),), {"device": device.name, "interface": "Loopback0"},
+                             (("interface", (device.name, "Loopback0")),))
     for link in topo.links:
         for end in (link.lower, link.upper):
             for value in (end.ipv4, end.ipv6):
                 if value is not None:
-                    yield Wanted("ip_address", (_address(value),), {"device": end.device, "interface": end.port})
+                    yield Wanted("ip_address", (_address(value),), {"device": end.device, "interface": end.port},
+                                 (("interface", (end.device, end.port)),))
     # the host gateway sits on the RTSW's VLAN interface, not a cabled port: recorded unassigned
     for device in topo.devices.values():
         for gateway in (device.host_gateway_ipv4, device.host_gateway_ipv6):
@@ -148,7 +158,8 @@ def _addresses(ctx: DesignContext) -> Iterator[Wanted]:
                 yield Wanted("ip_address", (_address(gateway),), {"device": "", "interface": "",
                                                                   "description": f"{device.name} host gateway"})
     for nic in topo.host_nics:
-        yield Wanted("ip_address", (_address(nic.ipv4),), {"device": nic.host, "interface": f"nic{nic.nic}"})
+        yield Wanted("ip_address", (_address(nic.ipv4),), {"device": nic.host, "interface": f"nic{nic.nic}"},
+                     (("interface", (nic.host, f"nic{nic.nic}")),))
 
 
 def _asns(ctx: DesignContext) -> Iterator[Wanted]:

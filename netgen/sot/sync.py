@@ -5,7 +5,8 @@ Rules, per object (its netgen key: a device by name, an interface by device and 
 * missing: created, carrying the fabric's netgen mark;
 * held and netgen's (the mark): its netgen fields compared, changed ones updated;
 * held, not netgen's: left exactly as it is and reported (`foreign`), so a push never takes over
-  what someone else maintains; shared objects (location, manufacturer, device type, role,
+  what someone else maintains; what hangs on it (a foreign device's interfaces, their cables and
+  addresses) is not written either (`blocked`); shared objects (location, manufacturer, device type, role,
   platform, namespace) are used as they are, whoever made them;
 * nothing is ever deleted: an object the fabric no longer has is reported (`stale`), not removed.
 
@@ -33,12 +34,14 @@ class KindReport:
     updated: list[str] = field(default_factory=list)  # "key: field old -> new; ..."
     unchanged: int = 0
     foreign: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)  # not written: hangs on an object that is not netgen's
     stale: list[str] = field(default_factory=list)
     skipped: str | None = None  # the backend cannot hold this kind: why
 
     def as_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "wanted": self.wanted, "created": len(self.created), "updated": len(self.updated),
-                "unchanged": self.unchanged, "foreign": self.foreign, "stale": self.stale, "skipped": self.skipped,
+                "unchanged": self.unchanged, "foreign": self.foreign, "blocked": self.blocked, "stale": self.stale,
+                "skipped": self.skipped,
                 "created_keys": self.created, "updates": self.updated}
 
 
@@ -67,6 +70,7 @@ def _differences(held: Held, want: Wanted) -> list[str]:
 def push(sot: SourceOfTruth, fabric: str, wanted: list[Wanted], *, dry_run: bool,
          progress: ProgressHook | None = None) -> PushReport:
     report = PushReport(sot.name, fabric, dry_run, prepared=sot.prepare(fabric, dry_run))
+    not_ours: set[tuple[str, tuple[str, ...]]] = set()  # foreign or blocked: their children are not written
     by_kind: dict[str, list[Wanted]] = {kind: [] for kind in KINDS}
     for item in wanted:
         by_kind[item.kind].append(item)
@@ -84,13 +88,17 @@ def push(sot: SourceOfTruth, fabric: str, wanted: list[Wanted], *, dry_run: bool
         update: list[tuple[Held, Wanted]] = []
         for item in items:
             have = held.get(item.key)
-            if have is None:
+            if any(parent in not_ours for parent in item.parents):
+                result.blocked.append(":".join(item.key))
+                not_ours.add((kind, item.key))
+            elif have is None:
                 create.append(item)
                 result.created.append(":".join(item.key))
             elif kind in SHARED:
                 result.unchanged += 1
             elif not have.netgen:
                 result.foreign.append(":".join(item.key))
+                not_ours.add((kind, item.key))
             elif differences := _differences(have, item):
                 update.append((have, item))
                 result.updated.append(f"{':'.join(item.key)}: " + "; ".join(differences))
