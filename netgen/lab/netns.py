@@ -118,11 +118,15 @@ LLDP_SAFE = re.compile(r"[A-Za-z0-9_.:/@+-]+(?: [A-Za-z0-9_.:/@+-]+)*")
 
 
 def lldpd_config(node: LabNode) -> str:
-    """The node's lldpd commands (`lldpd -O`): a 1 s interval, and per cabled port the port ID and
+    """The node's lldpd commands (`lldpd -O`): a 1 s interval held 30 s, and per cabled port the port ID and
     description its NOS sends, the way SONiC's lldpmgrd configures its lldpd (`configure ports
     <port> lldp portidsubtype local <alias> description <description>`). An ID or description
     that is not plain text is left out (the lldpd default then shows), never quoted into a command."""
-    lines = ["configure lldp tx-interval 1"]
+    # every second, so a new lab hears its neighbours at once; held 30 s (tx-hold 30: TTL 30 s, the
+    # default 4 gives 4 s), so a node starved of CPU for a few seconds (a loaded CI machine, a
+    # drill reconverging FRR) does not lose its neighbours. A re-cabled port loses its old
+    # neighbour at once anyway: its interface goes away.
+    lines = ["configure lldp tx-interval 1", "configure lldp tx-hold 30"]
     for intf in node.interfaces:
         if intf.kind != "port" or not intf.lldp_id or not LLDP_SAFE.fullmatch(intf.lldp_id):
             continue

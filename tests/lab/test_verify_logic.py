@@ -696,12 +696,13 @@ def test_each_node_sends_the_port_ids_its_nos_would(plan):
     assert sonic_ports and all(i.lldp_id.startswith("etp") and i.lldp_id != i.rendered for i in sonic_ports)
     assert all(i.lldp_id == i.rendered for i in eos.interfaces if i.kind == "port")
     config = lldpd_config(sonic).splitlines()
-    assert config[0] == "configure lldp tx-interval 1"
+    assert config[:2] == ["configure lldp tx-interval 1", "configure lldp tx-hold 30"]
     port = sonic_ports[0]
     assert (f"configure ports {port.name} lldp portidsubtype local {port.lldp_id}"
             f' description "{port.lldp_description}"') in config
-    assert len(config) == 1 + len(sonic_ports)
-    assert lldpd_config(host).splitlines()[1] == "configure ports nic1 lldp portidsubtype local nic1"
+    assert len(config) == 2 + len(sonic_ports)
+    assert lldpd_config(host).splitlines()[2] == "configure ports nic1 lldp portidsubtype local nic1"
     # nothing that is not plain text reaches lldpcli: the line is left out, never quoted
     evil = port.model_copy(update={"lldp_id": 'x"\nconfigure system hostname pwned'})
-    assert lldpd_config(sonic.model_copy(update={"interfaces": (evil,)})) == "configure lldp tx-interval 1\n"
+    assert lldpd_config(sonic.model_copy(update={"interfaces": (evil,)})) == (
+        "configure lldp tx-interval 1\nconfigure lldp tx-hold 30\n")
