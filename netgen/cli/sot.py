@@ -25,6 +25,13 @@ from netgen.cli.common import (
 TOKEN_VARIABLE = "NAUTOBOT_TOKEN"
 
 
+def _token(as_json: bool) -> str:
+    token = os.environ.get(TOKEN_VARIABLE, "").strip()
+    if not token:
+        fail(f"no Nautobot API token: set {TOKEN_VARIABLE} (Nautobot: Profile > API Tokens)", as_json)
+    return token
+
+
 @cli.group()
 def sot() -> None:
     """Keep a source of truth (Nautobot) in step with the fabric."""
@@ -45,9 +52,7 @@ def push(fabric: str, url: str, dry_run: bool, as_json: bool) -> None:
     from netgen.sot.objects import wanted_objects  # noqa: PLC0415
     from netgen.sot.sync import push as push_objects  # noqa: PLC0415
 
-    token = os.environ.get(TOKEN_VARIABLE, "").strip()
-    if not token:
-        fail(f"no Nautobot API token: set {TOKEN_VARIABLE} (Nautobot: Profile > API Tokens)", as_json)
+    token = _token(as_json)
     _, ctx = load_checked(fabric, as_json, "nothing pushed")
     wanted = wanted_objects(ctx)
     reached = ""
@@ -103,13 +108,11 @@ def pull(fabric: str, url: str, as_json: bool) -> None:
     out switches whose status is not Active or Staged."""
     import yaml  # noqa: PLC0415
 
-    from netgen.deploy.inventory import SOT_FILE  # noqa: PLC0415
+    from netgen.deploy.inventory import DEPLOYABLE_STATUSES, SOT_FILE  # noqa: PLC0415
     from netgen.sot.base import SotError  # noqa: PLC0415
     from netgen.sot.nautobot import Nautobot  # noqa: PLC0415
 
-    token = os.environ.get(TOKEN_VARIABLE, "").strip()
-    if not token:
-        fail(f"no Nautobot API token: set {TOKEN_VARIABLE} (Nautobot: Profile > API Tokens)", as_json)
+    token = _token(as_json)
     loaded, ctx = load_checked(fabric, as_json, "nothing pulled")
     try:
         facts = Nautobot(url, token).device_facts(ctx.fabric.name)
@@ -130,7 +133,8 @@ def pull(fabric: str, url: str, as_json: bool) -> None:
         write_replacing(path, text)
     except OSError as exc:
         fail(f"cannot write {path}: {exc.strerror or exc}", as_json)
-    out_of_service = {n: d["status"] for n, d in devices.items() if d.get("status") not in (None, "Active", "Staged")}
+    out_of_service = {n: d["status"] for n, d in devices.items()
+                      if d.get("status") and d["status"] not in DEPLOYABLE_STATUSES}
     if as_json:
         emit_json({"ok": True, "exit_code": EXIT_OK, "output": str(path), "devices": devices, "missing": missing,
                    "out_of_service": out_of_service})
