@@ -58,7 +58,7 @@ def load(path: str) -> tuple[LoadedFabric, DesignContext, list[Finding]]:
     if spinner:
         spinner.start()
     try:
-        loaded, ctx, findings = load_and_check(path)
+        loaded, ctx, findings = load_and_check(path, kept_to_exit=True)
     finally:
         if spinner:
             spinner.stop()

@@ -16,7 +16,7 @@ cables longer than the table). The budget is counted the way a Broadcom MMU coun
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from netgen.intent.catalog import Catalog, HeadroomFormula, LosslessRow, PlatformModel, VendorBuffers
@@ -226,8 +226,19 @@ def _domain(index: int, members: list[Port], lossless: dict[str, LosslessPg], ve
 
 
 def plan_buffers(fabric: Fabric, catalog: Catalog, topology: Topology) -> dict[str, DeviceBufferPlan]:
-    """Buffer plan of every device. PFC (one lossless PG) is on every backend port."""
-    return {
-        name: plan_device(fabric, catalog, catalog.get(device.model), device, topology.ports[name])
-        for name, device in topology.devices.items()
-    }
+    """Buffer plan of every device. PFC (one lossless PG) is on every backend port.
+
+    A plan depends on the device's tier, model and ports (name, cage, speed, cable) only, and most
+    devices share their layout with hundreds of others (every RTSW of a fabric, say): devices of one
+    layout share one plan's parts (frozen, and the lossless dict is never changed after planning)."""
+    plans: dict[str, DeviceBufferPlan] = {}
+    by_layout: dict[tuple[object, ...], DeviceBufferPlan] = {}
+    for name, device in topology.devices.items():
+        ports = topology.ports[name]
+        layout = (device.role, device.model, *((p.name, p.cage, p.speed_gbps, p.cable_m) for p in ports))
+        same = by_layout.get(layout)
+        if same is None:
+            plans[name] = by_layout[layout] = plan_device(fabric, catalog, catalog.get(device.model), device, ports)
+        else:
+            plans[name] = replace(same, device=name)
+    return plans

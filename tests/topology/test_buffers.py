@@ -119,3 +119,22 @@ def test_sku_without_buffer_tables_is_unpublished(small_data, write_fabric):
         zone["ctsw_model"] = "arista-7060dx5-64s-sonic"
     plan = _ctx(write_fabric(small_data)).buffers["z01-ctsw01"]
     assert plan.source == UNPUBLISHED and plan.vendor is None and plan.lossless == {}
+
+
+def test_devices_of_one_layout_share_a_plan_equal_to_their_own(small_data, write_fabric):
+    """plan_buffers plans each port layout once; every device's plan is the one planning it alone
+    gives, under its own name. Zone 1's racks get a longer uplink cable, so the RTSWs fall into
+    layouts that must not be mixed up."""
+    from netgen.topology.buffers import plan_buffers, plan_device  # noqa: PLC0415
+
+    small_data["zones"][0]["cable_length_m"] = {"host_m": 3, "rtsw_ctsw_m": 400}
+    loaded = load_fabric(write_fabric(small_data))
+    topology = expand(loaded.fabric, loaded.catalog)
+    plans = plan_buffers(loaded.fabric, loaded.catalog, topology)
+    assert list(plans) == list(topology.devices)
+    for name, device in topology.devices.items():
+        alone = plan_device(loaded.fabric, loaded.catalog, loaded.catalog.get(device.model), device,
+                            topology.ports[name])
+        assert plans[name] == alone
+    uplink = {name: {pg.cable_m for pg in plans[name].lossless.values()} for name in ("z01-rtsw001", "z02-rtsw001")}
+    assert uplink == {"z01-rtsw001": {3, 400}, "z02-rtsw001": {3, 100}}
