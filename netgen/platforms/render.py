@@ -35,6 +35,7 @@ import secrets
 import shutil
 import stat
 import sys
+import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -399,8 +400,30 @@ def _unchanged(path: str, size: int, digest: str) -> bool:
         return hashlib.file_digest(fh, "sha256").hexdigest() == digest
 
 
-def _not_written(folder: Path, manifest: Manifest | None) -> list[str]:
-    """Every path in folder (relative, sorted) that netgen render did not write, or that changed since."""
+@dataclass
+class _Survey:
+    """What one inspection of DIR verified: each listed file's (inode, size, mtime) as it was when its
+    digest matched, and when the inspection began. A later inspection in the same render (the one
+    after DIR is moved aside for the swap) takes a file whose inode, size and mtime are still those
+    as still verified, and reads only the rest. A file last modified within RACY_NS of the first
+    inspection is read again: a later write could fall in the same tick of the file system's
+    clock and leave its mtime as it was."""
+
+    began_ns: int = dataclasses.field(default_factory=time.time_ns)
+    files: dict[str, tuple[int, int, int]] = dataclasses.field(default_factory=dict)
+
+    def vouches_for(self, name: str, st: os.stat_result) -> bool:
+        return (self.files.get(name) == (st.st_ino, st.st_size, st.st_mtime_ns)
+                and st.st_mtime_ns < self.began_ns - RACY_NS)
+
+
+RACY_NS = 2_000_000_000
+
+
+def _not_written(folder: Path, manifest: Manifest | None, survey: _Survey | None = None,
+                 verified: _Survey | None = None) -> list[str]:
+    """Every path in folder (relative, sorted) that netgen render did not write, or that changed since.
+    `survey`: where to note each file found unchanged; `verified`: an earlier survey of this render."""
     found: list[str] = []
     devices = {name.split("/")[0] for name in manifest} if manifest is not None else None
     with os.scandir(folder) as top:
@@ -432,14 +455,21 @@ def _not_written(folder: Path, manifest: Manifest | None) -> list[str]:
                     found.append(name)
             elif name not in manifest:
                 found.append(name)
-            elif not _unchanged(item.path, *manifest[name]):
-                found.append(f"{name} (changed since netgen wrote it)")
+            else:
+                st = item.stat(follow_symlinks=False)
+                if not ((verified is not None and verified.vouches_for(name, st))
+                        or _unchanged(item.path, *manifest[name])):
+                    found.append(f"{name} (changed since netgen wrote it)")
+                elif survey is not None:
+                    survey.files[name] = (st.st_ino, st.st_size, st.st_mtime_ns)
     return found
 
 
-def _inspect(folder: Path, shown: Path) -> os.stat_result | None:
+def _inspect(folder: Path, shown: Path, survey: _Survey | None = None,
+             verified: _Survey | None = None) -> os.stat_result | None:
     """folder's lstat (None: it does not exist) if netgen may replace it; else OutputDirError.
-    Messages name `shown`, the path the user gave (folder may be DIR moved aside for the swap)."""
+    Messages name `shown`, the path the user gave (folder may be DIR moved aside for the swap).
+    `survey`, `verified`: as _not_written."""
     st = _lstat(folder)
     if st is None:
         return None
@@ -454,7 +484,7 @@ def _inspect(folder: Path, shown: Path) -> os.stat_result | None:
     if MARKER not in names:
         raise OutputDirError(f"{shown} exists and was not written by netgen render (no {MARKER});"
                              " choose a new or empty directory", shown)
-    found = _not_written(folder, _read_manifest(folder, shown))
+    found = _not_written(folder, _read_manifest(folder, shown), survey, verified)
     if found:
         raise OutputDirError(f"{shown} holds {len(found)} path(s) netgen render did not write: {_named(found)};"
                              f" replacing {shown} would delete them: move them out of it, or choose another"
@@ -496,10 +526,10 @@ def check_output_dir(output: Path) -> None:
         raise _os_failure(exc, output) from None
 
 
-def _check_replaceable(output: Path) -> os.stat_result | None:
+def _check_replaceable(output: Path, survey: _Survey | None = None) -> os.stat_result | None:
     if not output.name:
         raise OutputDirError(f"{output}: a file system root cannot be an output directory", output)
-    st = _inspect(output, output)
+    st = _inspect(output, output, survey)
     if st is not None and st.st_dev != os.stat(output.parent).st_dev:
         raise OutputDirError(f"{output} is a mount point, which cannot be swapped by a rename: give a directory"
                              " inside it", output)
@@ -599,10 +629,11 @@ class _Stage:
         self.dir: Path | None = None
         self.made: list[Path] = []
         self.entries: dict[str, tuple[int, str]] = {}  # "device/file" -> (bytes, sha256)
+        self.survey = _Survey()  # what the inspection of DIR before the render verified
 
     def __enter__(self) -> _Stage:
         try:
-            self.before = _check_replaceable(self.output)
+            self.before = _check_replaceable(self.output, self.survey)
             self.made = _make_parents(self.output.parent)
             self.dir = _beside(self.output, "new")
         except BaseException as exc:
@@ -622,20 +653,45 @@ class _Stage:
         for name, size, digest in written.files or ():
             self.entries[name] = (size, digest)
 
-    def keep(self, devices: set[str]) -> None:
-        """The previous render's files of `devices` (verified unchanged), linked in."""
-        assert self.dir is not None
+    def _previous(self, devices: set[str]) -> Manifest:
+        """The manifest entries of `devices` in DIR as it was inspected."""
         previous = _read_marker(self.output, self.output) if self.before is not None else None
         old = {name: entry for name, entry in (previous[0] if previous else {}).items()
                if name.split("/", 1)[0] in devices}
         missing = devices - {name.split("/", 1)[0] for name in old}
         if missing:
             raise RenderError(f"{self.output}: the files of {sorted(missing)[:3]} to keep are not in its manifest")
+        return old
+
+    def keep(self, devices: set[str]) -> None:
+        """The previous render's files of `devices` (verified unchanged), linked in."""
+        assert self.dir is not None
+        old = self._previous(devices)
         for device in sorted(devices):
             os.mkdir(self.dir / device)
         for name, entry in old.items():
             _link_or_copy(self.output / name, self.dir / name)
             self.entries[name] = entry
+
+    def left_as_it_is(self, devices: set[str], keys: Mapping[str, str]) -> bool:
+        """When nothing was written and DIR's manifest is, byte for byte, the one `finish` would write
+        (every device of DIR kept, with the same keys), DIR already is the new DIR: it is inspected
+        once more (files added or changed meanwhile are refused, as the swap would) and left in place,
+        and the empty staging directory goes. Otherwise False, and nothing is done."""
+        assert self.dir is not None
+        if self.before is None or self.entries:
+            return False
+        old = self._previous(devices)
+        marker = self.output / MARKER
+        fd = os.open(marker, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as fh:
+            if fh.read(MARKER_LIMIT + 1) != _manifest(old, keys):
+                return False
+        _inspect(self.output, self.output, verified=self.survey)
+        os.rmdir(self.dir)
+        self.dir = None
+        self.entries.update(old)
+        return True
 
     def finish(self, keys: Mapping[str, str]) -> tuple[int, int]:
         """Write the manifest and swap the new DIR in; (files, bytes)."""
@@ -650,7 +706,7 @@ class _Stage:
                        *(staging / n for n in self.entries)]
             _take_owner(staging, written, before.st_uid, before.st_gid)
         os.chmod(staging, mode)
-        _swap(staging, self.output, replacing=before is not None)
+        _swap(staging, self.output, replacing=before is not None, verified=self.survey)
         return len(self.entries), sum(size for size, _ in self.entries.values())
 
 
@@ -687,7 +743,7 @@ def _link_or_copy(source: Path, target: Path) -> None:
             _write_new(target, fh.read())
 
 
-def _swap(staging: Path, output: Path, replacing: bool) -> None:
+def _swap(staging: Path, output: Path, replacing: bool, verified: _Survey | None = None) -> None:
     if not replacing:
         os.rename(staging, output)
         return
@@ -698,7 +754,7 @@ def _swap(staging: Path, output: Path, replacing: bool) -> None:
         try:
             # DIR is out of everyone's reach now: check again what it held when it moved, since
             # files may have been added while the new one was written.
-            _inspect(old, output)
+            _inspect(old, output, verified=verified)
             os.rename(staging, output)
         except BaseException:
             _put_back(old, output)
@@ -740,9 +796,11 @@ def render_fabric(ctx: DesignContext, output: Path | None, names: list[str] | No
         for outcome in written.values():
             stage.record(outcome)
         reused = {name for name, outcome in written.items() if outcome.files is None}
-        if reused:
-            stage.keep(reused)
-        stage.finish({name: outcome.key for name, outcome in written.items() if outcome.key is not None})
+        keys = {name: outcome.key for name, outcome in written.items() if outcome.key is not None}
+        if not stage.left_as_it_is(reused, keys):
+            if reused:
+                stage.keep(reused)
+            stage.finish(keys)
     return _result(output, written, skipped, files=len(stage.entries),
                    size=sum(size for size, _ in stage.entries.values()))
 

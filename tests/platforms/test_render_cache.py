@@ -146,3 +146,60 @@ def test_keys_only_refuses_an_output_or_check(tmp_path, extra):
     result = run_cli("render", str(SMALL), "--keys-only", *extra)
     assert result.exit_code == 2
     assert "--keys-only writes nothing" in result.output
+
+
+def _cacheable_small(small_data: dict) -> dict:
+    """The small example without the custom FRR lines that keep zone 1's RTSWs from being cached."""
+    data = json.loads(json.dumps(small_data))
+    data.pop("custom_config", None)
+    return data
+
+
+def test_a_render_that_would_change_nothing_leaves_dir_in_place(small_data, write_fabric, tmp_path):
+    """Every device kept with its key and none gone: DIR is the new DIR already, so it is neither
+    rebuilt nor swapped (the same directory, the same files), and nothing is left beside it."""
+    fabric = write_fabric(_cacheable_small(small_data))
+    out = tmp_path / "render" / "out"
+    first = _render(fabric, out)
+    assert first["reused"] == 0
+    directory, inodes, tree = out.stat().st_ino, _inodes(out), _tree(out)
+    again = _render(fabric, out)
+    assert again["reused"] == again["devices"] == first["devices"] == 18
+    assert (again["files"], again["bytes"]) == (first["files"], first["bytes"])
+    assert out.stat().st_ino == directory and _inodes(out) == inodes and _tree(out) == tree
+    assert sorted(p.name for p in out.parent.iterdir()) == ["out"]
+    # one device fewer is a change: DIR is rebuilt without it
+    assert _render(fabric, out, "--device", "z01-rtsw001")["devices"] == 1
+    assert out.stat().st_ino != directory and sorted(p.name for p in out.iterdir()) == [MARKER, "z01-rtsw001"]
+
+
+@pytest.mark.parametrize("age_s", [0, 3600], ids=["written-just-now", "written-an-hour-ago"])
+def test_a_file_edited_during_a_render_that_changes_nothing_is_refused(small_data, write_fabric, tmp_path,
+                                                                      monkeypatch, age_s):
+    """DIR is looked at again before it is left in place: an edit after the first look (same inode
+    and size; for a file written just now, the same mtime too) is refused like any other."""
+    fabric = write_fabric(_cacheable_small(small_data))
+    out = tmp_path / "out"
+    _render(fabric, out)
+    target = out / "atsw01" / "atsw01.cfg"
+    for path in out.rglob("*"):
+        if path.is_file():
+            st = path.stat()
+            os.utime(path, ns=(st.st_atime_ns - age_s * 10**9, st.st_mtime_ns - age_s * 10**9))
+    before = target.stat()
+    real = render._render_outcomes
+
+    def editing(*args, **kwargs):  # the user edits a file while its device's key is worked out
+        found = real(*args, **kwargs)
+        text = target.read_text()
+        target.write_text(text.replace("hostname atsw01", "hostname atsw99", 1))
+        if not age_s:
+            os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+        return found
+
+    monkeypatch.setattr(render, "_render_outcomes", editing)
+    result = run_cli("render", str(fabric), "-o", str(out), "--json")
+    assert result.exit_code == 2, result.output
+    assert "atsw01/atsw01.cfg (changed since netgen wrote it)" in json.loads(result.stdout)["error"]
+    assert "hostname atsw99" in target.read_text() and target.stat().st_ino == before.st_ino
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []

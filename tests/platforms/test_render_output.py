@@ -302,6 +302,35 @@ def test_a_file_added_while_rendering_is_caught_at_the_swap(tmp_path, monkeypatc
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
+@pytest.mark.parametrize("age_s", [0, 3600], ids=["written-just-now", "written-an-hour-ago"])
+def test_a_file_edited_while_rendering_is_caught_at_the_swap(tmp_path, monkeypatch, age_s):
+    """The swap's second look takes a file as verified by the first only while its inode, size and
+    mtime are unchanged and it was not written within seconds of that first look. The edit keeps the
+    inode and size; a file written just now gets its mtime put back too (an edit in the same clock
+    tick) and is still caught, because it is read again."""
+    out = tmp_path / "out"
+    write_atomically(files(text="y"), out)
+    target = out / "dev1" / "frr.conf"
+    old = target.stat()
+    os.utime(target, ns=(old.st_atime_ns - age_s * 10**9, old.st_mtime_ns - age_s * 10**9))
+    before = target.stat()
+    real = render._write_new
+
+    def editing(path, data):  # a user edits a listed file after DIR was checked, before the swap
+        if target.read_text() == "! y\n":
+            with target.open("r+") as fh:
+                fh.write("! z\n")
+            if not age_s:
+                os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+        real(path, data)
+
+    monkeypatch.setattr(render, "_write_new", editing)
+    with pytest.raises(OutputDirError, match=r"dev1/frr\.conf \(changed since netgen wrote it\)"):
+        write_atomically(files(text="new"), out)
+    assert target.read_text() == "! z\n" and target.stat().st_ino == before.st_ino
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
 def test_a_marker_of_an_older_netgen_allows_only_rendered_file_names(tmp_path):
     out = tmp_path / "out"
     (out / "a").mkdir(parents=True)
