@@ -37,10 +37,16 @@ def load_and_check(path: str | Path, *,
     burst (meta-24k's buffer plan: 0.62 s with them scanned, 0.18 s without), and render workers
     forked later no longer touch, and so copy, their pages when they collect."""
     loaded = load_fabric(path)
+    return (loaded, *check_loaded(loaded, kept_to_exit=kept_to_exit))
+
+
+def check_loaded(loaded: LoadedFabric, *, kept_to_exit: bool = False) -> tuple[DesignContext, list[Finding]]:
+    """load_and_check for a fabric already loaded."""
     ctx = DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog))
     if kept_to_exit:
         gc.freeze()
-    return loaded, ctx, run_checks(ctx)
+    return ctx, run_checks(ctx)
 
 
-__all__ = ["REGISTRY", "DesignCheck", "DesignContext", "Finding", "Severity", "load_and_check", "run_checks"]
+__all__ = ["REGISTRY", "DesignCheck", "DesignContext", "Finding", "Severity", "check_loaded", "load_and_check",
+           "run_checks"]

@@ -51,14 +51,18 @@ def input_failure(exc: NetgenInputError, as_json: bool) -> int:
     return EXIT_INPUT
 
 
-def load(path: str) -> tuple[LoadedFabric, DesignContext, list[Finding]]:
-    from netgen.checks import load_and_check  # noqa: PLC0415
+def load(path: str, loaded: LoadedFabric | None = None) -> tuple[LoadedFabric, DesignContext, list[Finding]]:
+    """Load (unless `loaded` is given), expand and check the fabric at `path`, with a spinner."""
+    from netgen.checks import check_loaded, load_and_check  # noqa: PLC0415
 
     spinner = err.status("expanding fabric and running design checks", spinner="dots") if err.is_terminal else None
     if spinner:
         spinner.start()
     try:
-        loaded, ctx, findings = load_and_check(path, kept_to_exit=True)
+        if loaded is None:
+            loaded, ctx, findings = load_and_check(path, kept_to_exit=True)
+        else:
+            ctx, findings = check_loaded(loaded, kept_to_exit=True)
     finally:
         if spinner:
             spinner.stop()

@@ -35,7 +35,14 @@ from netgen.cli.common import (
 from netgen.intent import NetgenInputError, load_fabric
 from netgen.intent.schema import catalog_schema, fabric_schema
 from netgen.platforms.base import RenderError, RenderInputError
-from netgen.platforms.render import OutputDirError, render_fabric, render_keys
+from netgen.platforms.render import (
+    OutputDirError,
+    RenderResult,
+    fabric_key,
+    render_fabric,
+    render_keys,
+    unchanged_render,
+)
 from netgen.topology.effective import EffectiveSettings, effective_settings
 
 
@@ -200,10 +207,21 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
     if output is None and not check and not keys_only:
         raise click.UsageError("give an output directory with -o DIR, or --check to only render and check")
     as_json = as_json or keys_only
+    key: str | None = None  # of a render of every device into DIR (fabric_key)
     try:
-        _, ctx, findings = load(fabric)
+        loaded = load_fabric(fabric)
+        if output is not None and not check and not keys_only and not devices:
+            key = fabric_key(loaded.fabric, loaded.catalog)
+            same = None if no_reuse else unchanged_render(output, key)  # DIR may hold that render already
+            if same is not None:
+                _report_render(same[0], same[1], check, as_json)
+        _, ctx, findings = load(fabric, loaded)
     except NetgenInputError as exc:
         sys.exit(input_failure(exc, as_json))
+    except OutputDirError as exc:
+        output_dir_failure(str(exc), exc.path, as_json)
+    except RenderInputError as exc:
+        _render_input_failure(exc, as_json)
     errors, warnings = counts(findings)
     if errors:
         if as_json:
@@ -220,21 +238,30 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
             _print_keys(ctx, selected, warnings)
         with progress(len(selected), "rendering") as advance:
             result = render_fabric(ctx, None if check else output, list(devices) or None,
-                                   progress=lambda _device: advance(), reuse=not no_reuse)
+                                   progress=lambda _device: advance(), reuse=not no_reuse,
+                                   whole=None if key is None else (key, warnings))
     except OutputDirError as exc:  # DIR may not be replaced, or the OS refused: exit 2, never a traceback
         output_dir_failure(str(exc), exc.path, as_json)
     except RenderInputError as exc:  # a custom block or a secret reference: input, exit 2
-        if as_json:
-            emit_json({"ok": False, "exit_code": EXIT_INPUT, "error": str(exc), "written": False})
-        else:
-            err.print(f"[bold red]error[/]: {escape(str(exc))}; nothing was written")
-        sys.exit(EXIT_INPUT)
+        _render_input_failure(exc, as_json)
     except RenderError as exc:
         if as_json:
             emit_json({"ok": False, "exit_code": EXIT_INTERNAL, "render_error": str(exc), "written": False})
         else:
             err.print(f"[bold red]render error[/] (a netgen bug; nothing was written): {escape(str(exc))}")
         sys.exit(EXIT_INTERNAL)
+    _report_render(result, warnings, check, as_json)
+
+
+def _render_input_failure(exc: RenderInputError, as_json: bool) -> NoReturn:
+    if as_json:
+        emit_json({"ok": False, "exit_code": EXIT_INPUT, "error": str(exc), "written": False})
+    else:
+        err.print(f"[bold red]error[/]: {escape(str(exc))}; nothing was written")
+    sys.exit(EXIT_INPUT)
+
+
+def _report_render(result: RenderResult, warnings: int, check: bool, as_json: bool) -> NoReturn:
     payload = {"ok": True, "exit_code": EXIT_OK, "output": None if check else str(result.output),
                "checked_only": check, "devices": len(result.devices),
                "files": result.files, "bytes": result.bytes, "warnings": warnings,

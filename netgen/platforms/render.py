@@ -46,8 +46,11 @@ import jinja2
 from pydantic import BaseModel
 
 from netgen.checks import DesignContext
+from netgen.intent.catalog import Catalog
+from netgen.intent.fabric import Fabric
 from netgen.platforms import base
 from netgen.platforms.base import Prepared, RenderedFile, RenderError
+from netgen.platforms.services import read_local_users
 from netgen.topology.model import Device
 
 ProgressHook = Callable[[Device], None]
@@ -344,14 +347,49 @@ def _named(paths: list[str]) -> str:
     return ", ".join(paths[:NAMED]) + more
 
 
+@dataclass(frozen=True, slots=True)
+class WholeRender:
+    """What a render of every device of a fabric recorded about its inputs (see fabric_key): the
+    fabric's key, and what it reported besides the files (its design warnings, the devices whose NOS
+    has no renderer)."""
+
+    key: str
+    warnings: int
+    skipped: dict[str, list[str]]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "warnings": self.warnings, "skipped": self.skipped}
+
+
+@dataclass(frozen=True, slots=True)
+class _Marker:
+    files: Manifest
+    keys: dict[str, str]  # device -> render key
+    whole: WholeRender | None
+    data: bytes  # as read
+
+
 def _read_manifest(folder: Path, shown: Path) -> Manifest | None:
     """The manifest in folder's marker (None: a plain-text marker of an older netgen)."""
     read = _read_marker(folder, shown)
-    return None if read is None else read[0]
+    return None if read is None else read.files
 
 
-def _read_marker(folder: Path, shown: Path) -> tuple[Manifest, dict[str, str]] | None:
-    """The manifest in folder's marker and its render keys per device (None: a plain-text marker)."""
+def _whole_render(entry: object) -> WholeRender | None:
+    if entry is None:
+        return None
+    if not isinstance(entry, dict):
+        raise ValueError("bad fabric entry")
+    key, warnings, skipped = entry.get("key"), entry.get("warnings"), entry.get("skipped")
+    if (not isinstance(key, str) or len(key) != 64 or type(warnings) is not int or not isinstance(skipped, dict)
+            or not all(isinstance(v, list) and all(isinstance(n, str) for n in v) for v in skipped.values())):
+        raise ValueError("bad fabric entry")
+    return WholeRender(key, warnings, {str(nos): list(names) for nos, names in skipped.items()})
+
+
+def _read_marker(folder: Path, shown: Path) -> _Marker | None:
+    """The manifest in folder's marker, its render keys per device and what a whole render recorded
+    (None: a plain-text marker)."""
     marker, where = folder / MARKER, shown / MARKER
     st = os.lstat(marker)
     if not stat.S_ISREG(st.st_mode):
@@ -386,10 +424,11 @@ def _read_marker(folder: Path, shown: Path) -> tuple[Manifest, dict[str, str]] |
                 raise ValueError(f"bad device entry {device!r}")
             if key is not None:
                 keys[device] = key
+        whole = _whole_render(doc.get("fabric"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise OutputDirError(f"{where}: not a manifest netgen render wrote ({exc}), so netgen cannot tell its files"
                              f" from yours; move what you need out of {shown} and remove it by hand", where) from None
-    return manifest, keys
+    return _Marker(manifest, keys, whole, data)
 
 
 def _unchanged(path: str, size: int, digest: str) -> bool:
@@ -545,14 +584,17 @@ def _component(name: str, what: str) -> str:
     return name
 
 
-def _manifest(entries: Mapping[str, tuple[int, str]], keys: Mapping[str, str]) -> bytes:
+def _manifest(entries: Mapping[str, tuple[int, str]], keys: Mapping[str, str],
+              whole: WholeRender | None = None) -> bytes:
     files = {name: {"bytes": size, "sha256": digest} for name, (size, digest) in sorted(entries.items())}
-    doc = {"written_by": "netgen render",
+    doc: dict[str, Any] = {"written_by": "netgen render",
            "note": "`netgen render -o` replaces this directory whole, and refuses while it holds anything"
                    " not listed here (or a listed file changed); a device whose render key is unchanged"
                    " keeps its files",
            "format": MANIFEST_FORMAT, "files": files,
            "devices": {device: {"key": key} for device, key in sorted(keys.items())}}
+    if whole is not None:
+        doc["fabric"] = whole.as_dict()
     return (json.dumps(doc, indent=1) + "\n").encode("utf-8")
 
 
@@ -653,10 +695,27 @@ class _Stage:
         for name, size, digest in written.files or ():
             self.entries[name] = (size, digest)
 
+    def _marker(self) -> _Marker | None:
+        if self.before is None or _lstat(self.output / MARKER) is None:
+            return None
+        return _read_marker(self.output, self.output)
+
+    def kept_keys(self) -> dict[str, str]:
+        """The render keys DIR was written with, of the devices all of whose files the inspection
+        found there unchanged (a device with a file gone is rendered again)."""
+        marker = self._marker()
+        if marker is None:
+            return {}
+        complete: dict[str, bool] = {}
+        for name in marker.files:
+            device = name.split("/", 1)[0]
+            complete[device] = complete.get(device, True) and name in self.survey.files
+        return {device: key for device, key in marker.keys.items() if complete.get(device)}
+
     def _previous(self, devices: set[str]) -> Manifest:
         """The manifest entries of `devices` in DIR as it was inspected."""
-        previous = _read_marker(self.output, self.output) if self.before is not None else None
-        old = {name: entry for name, entry in (previous[0] if previous else {}).items()
+        previous = self._marker()
+        old = {name: entry for name, entry in (previous.files if previous else {}).items()
                if name.split("/", 1)[0] in devices}
         missing = devices - {name.split("/", 1)[0] for name in old}
         if missing:
@@ -673,34 +732,49 @@ class _Stage:
             _link_or_copy(self.output / name, self.dir / name)
             self.entries[name] = entry
 
-    def left_as_it_is(self, devices: set[str], keys: Mapping[str, str]) -> bool:
-        """When nothing was written and DIR's manifest is, byte for byte, the one `finish` would write
-        (every device of DIR kept, with the same keys), DIR already is the new DIR: it is inspected
-        once more (files added or changed meanwhile are refused, as the swap would) and left in place,
-        and the empty staging directory goes. Otherwise False, and nothing is done."""
+    def updated_in_place(self, devices: set[str], keys: Mapping[str, str], whole: WholeRender | None) -> bool:
+        """When nothing was written and every file of DIR is kept (no device gone), DIR's files already
+        are the new DIR's: DIR is inspected once more (files added or changed meanwhile are refused,
+        as the swap would refuse them), its manifest is replaced by a rename if it is not already
+        the one `finish` would write (new keys or fabric entry), and the staging directory goes. DIR
+        goes from the old render to the new one in that one rename. Otherwise False: nothing done."""
         assert self.dir is not None
-        if self.before is None or self.entries:
+        marker = self._marker()
+        if marker is None or self.entries:
             return False
         old = self._previous(devices)
-        marker = self.output / MARKER
-        fd = os.open(marker, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        with os.fdopen(fd, "rb") as fh:
-            if fh.read(MARKER_LIMIT + 1) != _manifest(old, keys):
-                return False
-        _inspect(self.output, self.output, verified=self.survey)
+        if len(old) != len(marker.files):
+            return False
+        self._look_again()
+        data = _manifest(old, keys, whole)
+        if marker.data != data:
+            assert self.before is not None
+            _write_new(self.dir / MARKER, data)
+            _take_owner(self.dir, [self.dir / MARKER], self.before.st_uid, self.before.st_gid)
+            os.rename(self.dir / MARKER, self.output / MARKER)
         os.rmdir(self.dir)
         self.dir = None
         self.entries.update(old)
         return True
 
-    def finish(self, keys: Mapping[str, str]) -> tuple[int, int]:
+    def _look_again(self) -> None:
+        """DIR inspected again, in place: refused if anything was added or changed since the first
+        look, and an error if a listed file went away meanwhile."""
+        again = _Survey()
+        _inspect(self.output, self.output, again, verified=self.survey)
+        gone = sorted(set(self.survey.files) - set(again.files))
+        if gone:
+            raise OutputDirError(f"{self.output}: {_named(gone)} went away while netgen rendered; run the render"
+                                 " again", self.output)
+
+    def finish(self, keys: Mapping[str, str], whole: WholeRender | None = None) -> tuple[int, int]:
         """Write the manifest and swap the new DIR in; (files, bytes)."""
         assert self.dir is not None
         before, staging = self.before, self.dir
         mode = stat.S_IMODE(before.st_mode) if before is not None else _umask_mode()
         if before is None:  # keep the set-group-ID bit a new directory inherits from its parent
             mode |= stat.S_IMODE(os.lstat(staging).st_mode) & stat.S_ISGID
-        _write_new(staging / MARKER, _manifest(self.entries, keys))
+        _write_new(staging / MARKER, _manifest(self.entries, keys, whole))
         if before is not None:
             written = [staging / MARKER, *(staging / d for d in {n.split("/", 1)[0] for n in self.entries}),
                        *(staging / n for n in self.entries)]
@@ -781,26 +855,30 @@ def _discard(staging: Path | None, made: list[Path]) -> None:
 
 
 def render_fabric(ctx: DesignContext, output: Path | None, names: list[str] | None = None,
-                  progress: ProgressHook | None = None, *, reuse: bool = True) -> RenderResult:
+                  progress: ProgressHook | None = None, *, reuse: bool = True,
+                  whole: tuple[str, int] | None = None) -> RenderResult:
     """Render and check every selected device; write them to `output` unless it is None (check only).
     Files go to the staging directory as each device is rendered (by the worker that rendered it),
     so memory does not grow with the fabric. `reuse`: keep the files of devices whose render key is
-    the one `output` was written with."""
+    the one `output` was written with. `whole`: (fabric_key, design warnings) of a render of every
+    device, recorded in the manifest when every device has a render key (see unchanged_render)."""
     devices = [ctx.topology.devices[n] for n in names] if names else list(ctx.topology.devices.values())
     if output is None:
         measured, skipped = _render_outcomes(ctx, devices, None, progress, _Writer(None))
         return _result(Path(), measured, skipped)
     with _Stage(output) as stage:  # refuses (nothing changed) before spending the render time
-        previous = previous_keys(stage.output, checked=True) if reuse else {}
+        previous = stage.kept_keys() if reuse else {}
         written, skipped = _render_outcomes(ctx, devices, previous, progress, _Writer(stage.dir))
         for outcome in written.values():
             stage.record(outcome)
         reused = {name for name, outcome in written.items() if outcome.files is None}
         keys = {name: outcome.key for name, outcome in written.items() if outcome.key is not None}
-        if not stage.left_as_it_is(reused, keys):
+        record = (WholeRender(whole[0], whole[1], {nos: sorted(found) for nos, found in skipped.items()})
+                  if whole is not None and names is None and len(keys) == len(written) else None)
+        if not stage.updated_in_place(reused, keys, record):
             if reused:
                 stage.keep(reused)
-            stage.finish(keys)
+            stage.finish(keys, record)
     return _result(output, written, skipped, files=len(stage.entries),
                    size=sum(size for size, _ in stage.entries.values()))
 
@@ -815,21 +893,38 @@ def _result(output: Path, written: Mapping[str, Written], skipped: dict[str, lis
                         reused=sorted(name for name, outcome in written.items() if outcome.files is None))
 
 
-def previous_keys(output: Path, *, checked: bool = False) -> dict[str, str]:
-    """The render keys of the devices in `output` (empty for a new or empty DIR, or one written
-    without keys); OutputDirError, as check_output_dir, when netgen may not replace it.
-    `checked`: the caller has just found that netgen may replace it (a _Stage did)."""
-    if not checked:
-        check_output_dir(output)
-    output = output_path(output)
+def fabric_key(fabric: Fabric, catalog: Catalog) -> str:
+    """The key of a render of every device of this fabric: equal keys, equal files and findings.
+    What such a render reads: the fabric and catalog as validated (every file the loader read is in
+    them; sources are dumped, never their addresses), the local users' hashes, read now as a render
+    reads them (RenderInputError as it would), netgen's code digest and the renderers registered.
+    The render key of each device still decides what is rendered; this one only lets a render of an
+    unchanged fabric into the DIR it wrote stop before the fabric is expanded (unchanged_render)."""
+    users = read_local_users(fabric)
+    digest = hashlib.sha256(code_digest())
+    for part in (fabric.model_dump_json(), catalog.model_dump_json(), json.dumps([list(u) for u in map(
+            dataclasses.astuple, users)]), json.dumps(sorted(load_plugins()))):
+        digest.update(part.encode("utf-8") + b"\0")
+    return digest.hexdigest()
+
+
+def unchanged_render(output: Path, key: str) -> tuple[RenderResult, int] | None:
+    """A render of every device of the fabric whose fabric_key is `key`, and its warning count, when
+    DIR already holds one: written by a whole render with that key, each listed file there and
+    unchanged, nothing else in it (DIR is inspected as a render inspects it, and refused as a render
+    refuses it: OutputDirError). None: render it."""
+    path = output_path(output)
+    survey = _Survey()
     try:
-        if _lstat(output / MARKER) is None:
-            return {}
-        read = _read_marker(output, output)
+        if _check_replaceable(path, survey) is None or _lstat(path / MARKER) is None:
+            return None
+        marker = _read_marker(path, path)
     except OSError as exc:
-        raise _os_failure(exc, output) from None
-    if read is None:
-        return {}
-    manifest, keys = read
-    present = {name.split("/", 1)[0] for name in manifest}
-    return {device: key for device, key in keys.items() if device in present}
+        raise _os_failure(exc, path) from None
+    if marker is None or marker.whole is None or marker.whole.key != key or set(marker.files) - set(survey.files):
+        return None
+    devices = sorted(marker.keys)
+    result = RenderResult(output=output, devices=devices, files=len(marker.files),
+                          bytes=sum(size for size, _ in marker.files.values()),
+                          skipped={nos: list(names) for nos, names in marker.whole.skipped.items()}, reused=devices)
+    return result, marker.whole.warnings

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from netgen.checks import DesignContext
+from netgen.intent.fabric import Fabric
 from netgen.intent.secrets import SecretError, SecretRef, placeholder
 from netgen.intent.services import SHA512_CRYPT, effective_services
 from netgen.intent.services import Aaa as IntentAaa
@@ -157,11 +158,17 @@ def local_users(ctx: DesignContext) -> tuple[LocalUser, ...]:
     once per context."""
     if _USERS_OF and _USERS_OF[0][0] is ctx:
         return _USERS_OF[0][1]
-    users = tuple(LocalUser(u.name, u.privilege, u.role, _hash(u.sha512, f"services.users[{i}].sha512"))
-                  for i, u in enumerate(ctx.fabric.services.users))
+    users = read_local_users(ctx.fabric)
     _USERS_OF[:] = [(ctx, users)]
     return users
 
 
+def read_local_users(fabric: Fabric) -> tuple[LocalUser, ...]:
+    """services.users with their hashes read now, from where they are (RenderInputError if they
+    cannot be)."""
+    return tuple(LocalUser(u.name, u.privilege, u.role, _hash(u.sha512, f"services.users[{i}].sha512"))
+                 for i, u in enumerate(fabric.services.users))
+
+
 __all__ = ["Aaa", "Lldp", "LocalUser", "Radius", "ServicesPlan", "Sflow", "SnmpUser", "Syslog", "Tacacs", "local_users",
-           "services_plan"]
+           "read_local_users", "services_plan"]

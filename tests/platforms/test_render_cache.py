@@ -155,51 +155,135 @@ def _cacheable_small(small_data: dict) -> dict:
     return data
 
 
-def test_a_render_that_would_change_nothing_leaves_dir_in_place(small_data, write_fabric, tmp_path):
-    """Every device kept with its key and none gone: DIR is the new DIR already, so it is neither
-    rebuilt nor swapped (the same directory, the same files), and nothing is left beside it."""
+def _marker(out: Path) -> dict:
+    return json.loads((out / MARKER).read_text())
+
+
+def test_an_unchanged_fabric_into_its_own_render_stops_before_expanding(small_data, write_fabric, tmp_path,
+                                                                       monkeypatch):
+    """The manifest of a render of every device records the fabric's key (fabric, catalog, local
+    users' hashes, netgen's code); the same fabric into that DIR, found unchanged, is reported from
+    it: not expanded, not checked, not rendered, DIR not touched."""
     fabric = write_fabric(_cacheable_small(small_data))
-    out = tmp_path / "render" / "out"
+    out = tmp_path / "out"
     first = _render(fabric, out)
-    assert first["reused"] == 0
+    assert first["reused"] == 0 and len(_marker(out)["fabric"]["key"]) == 64
     directory, inodes, tree = out.stat().st_ino, _inodes(out), _tree(out)
+
+    def not_again(*args, **kwargs):
+        raise AssertionError("expanded")
+
+    monkeypatch.setattr("netgen.checks.check_loaded", not_again)
     again = _render(fabric, out)
-    assert again["reused"] == again["devices"] == first["devices"] == 18
-    assert (again["files"], again["bytes"]) == (first["files"], first["bytes"])
+    assert again == {**first, "reused": 18}
     assert out.stat().st_ino == directory and _inodes(out) == inodes and _tree(out) == tree
-    assert sorted(p.name for p in out.parent.iterdir()) == ["out"]
-    # one device fewer is a change: DIR is rebuilt without it
-    assert _render(fabric, out, "--device", "z01-rtsw001")["devices"] == 1
-    assert out.stat().st_ino != directory and sorted(p.name for p in out.iterdir()) == [MARKER, "z01-rtsw001"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+    # --no-reuse means what it says
+    monkeypatch.undo()
+    assert _render(fabric, out, "--no-reuse")["reused"] == 0 and _tree(out) == tree
 
 
-@pytest.mark.parametrize("age_s", [0, 3600], ids=["written-just-now", "written-an-hour-ago"])
-def test_a_file_edited_during_a_render_that_changes_nothing_is_refused(small_data, write_fabric, tmp_path,
-                                                                      monkeypatch, age_s):
-    """DIR is looked at again before it is left in place: an edit after the first look (same inode
-    and size; for a file written just now, the same mtime too) is refused like any other."""
+def test_a_fabric_change_no_device_sees_only_replaces_the_manifest(small_data, write_fabric, tmp_path):
+    """A new fabric description changes the fabric's key and no device's: DIR stays (the same
+    directory and files), its manifest is renamed over with the new key, and the result is what a
+    cold render of the new fabric writes."""
+    data = _cacheable_small(small_data)
+    out, cold = tmp_path / "out", tmp_path / "cold"
+    _render(write_fabric(data), out)
+    key, directory, inodes = _marker(out)["fabric"]["key"], out.stat().st_ino, _inodes(out)
+    data["description"] = "renamed"
+    changed = write_fabric(data)
+    assert _render(changed, out)["reused"] == 18
+    assert out.stat().st_ino == directory and _inodes(out) == inodes and _marker(out)["fabric"]["key"] != key
+    _render(changed, cold, "--no-reuse")
+    assert _tree(out) == _tree(cold)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_a_subset_render_again_leaves_dir_in_place(small_data, write_fabric, tmp_path):
+    """--device renders record no fabric key; the same subset again keeps every device and the same
+    manifest, so DIR is left as it is."""
+    fabric = write_fabric(_cacheable_small(small_data))
+    out = tmp_path / "out"
+    _render(fabric, out, "--device", "z01-rtsw001", "--device", "atsw01")
+    assert "fabric" not in _marker(out)
+    directory, tree = out.stat().st_ino, _tree(out)
+    assert _render(fabric, out, "--device", "z01-rtsw001", "--device", "atsw01")["reused"] == 2
+    assert out.stat().st_ino == directory and _tree(out) == tree
+
+
+def test_a_device_with_a_file_gone_is_rendered_again(small_data, write_fabric, tmp_path):
+    fabric = write_fabric(_cacheable_small(small_data))
+    out, cold = tmp_path / "out", tmp_path / "cold"
+    _render(fabric, out)
+    (out / "z01-rtsw002" / "frr.conf").unlink()
+    assert _render(fabric, out)["reused"] == 17
+    _render(fabric, cold, "--no-reuse")
+    assert _tree(out) == _tree(cold)
+
+
+def test_a_hand_edit_is_refused_even_when_the_fabric_is_unchanged(small_data, write_fabric, tmp_path):
     fabric = write_fabric(_cacheable_small(small_data))
     out = tmp_path / "out"
     _render(fabric, out)
+    target = out / "atsw01" / "atsw01.cfg"
+    target.write_text(target.read_text().replace("hostname atsw01", "hostname atsw99", 1))
+    result = run_cli("render", str(fabric), "-o", str(out), "--json")
+    assert result.exit_code == 2, result.output
+    assert "atsw01/atsw01.cfg (changed since netgen wrote it)" in json.loads(result.stdout)["error"]
+    assert "hostname atsw99" in target.read_text()
+
+
+def test_a_rotated_local_user_hash_is_rendered_though_the_fabric_file_is_unchanged(small_data, write_fabric,
+                                                                                   tmp_path, monkeypatch):
+    """The fabric's key holds the local users' hashes as read at each render: a rotation in the
+    environment reaches the EOS configs, with not a byte of the fabric file changed."""
+    data = _cacheable_small(small_data)
+    data.setdefault("services", {})["users"] = [{"name": "netops", "role": "network-admin", "privilege": 15,
+                                                 "sha512": {"env": "NETGEN_TEST_HASH"}}]
+    fabric = write_fabric(data)
+    out = tmp_path / "out"
+    old, new = "$6$saltsalt$" + "a" * 86, "$6$saltsalt$" + "b" * 86
+    monkeypatch.setenv("NETGEN_TEST_HASH", old)
+    _render(fabric, out)
+    assert old in (out / "atsw01" / "atsw01.cfg").read_text()
+    monkeypatch.setenv("NETGEN_TEST_HASH", new)
+    report = _render(fabric, out)
+    text = (out / "atsw01" / "atsw01.cfg").read_text()
+    assert new in text and old not in text
+    assert report["reused"] == 18 - sum(1 for d in (out).iterdir() if (d / f"{d.name}.cfg").exists())
+
+
+@pytest.mark.parametrize("age_s", [0, 3600], ids=["written-just-now", "written-an-hour-ago"])
+def test_a_file_edited_while_the_manifest_is_renewed_is_refused(small_data, write_fabric, tmp_path,
+                                                                 monkeypatch, age_s):
+    """DIR is looked at again before its manifest is replaced in place: an edit after the first look
+    (same inode and size; for a file written just now, the same mtime too) is refused, and the old
+    manifest stays."""
+    data = _cacheable_small(small_data)
+    out = tmp_path / "out"
+    _render(write_fabric(data), out)
+    data["description"] = "renamed"
+    changed = write_fabric(data)
     target = out / "atsw01" / "atsw01.cfg"
     for path in out.rglob("*"):
         if path.is_file():
             st = path.stat()
             os.utime(path, ns=(st.st_atime_ns - age_s * 10**9, st.st_mtime_ns - age_s * 10**9))
-    before = target.stat()
+    before, manifest = target.stat(), (out / MARKER).read_bytes()
     real = render._render_outcomes
 
     def editing(*args, **kwargs):  # the user edits a file while its device's key is worked out
         found = real(*args, **kwargs)
-        text = target.read_text()
-        target.write_text(text.replace("hostname atsw01", "hostname atsw99", 1))
+        target.write_text(target.read_text().replace("hostname atsw01", "hostname atsw99", 1))
         if not age_s:
             os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
         return found
 
     monkeypatch.setattr(render, "_render_outcomes", editing)
-    result = run_cli("render", str(fabric), "-o", str(out), "--json")
+    result = run_cli("render", str(changed), "-o", str(out), "--json")
     assert result.exit_code == 2, result.output
     assert "atsw01/atsw01.cfg (changed since netgen wrote it)" in json.loads(result.stdout)["error"]
     assert "hostname atsw99" in target.read_text() and target.stat().st_ino == before.st_ino
+    assert (out / MARKER).read_bytes() == manifest
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
