@@ -915,13 +915,17 @@ def unchanged_render(output: Path, key: str) -> tuple[RenderResult, int] | None:
     refuses it: OutputDirError). None: render it."""
     path = output_path(output)
     survey = _Survey()
-    try:
-        if _check_replaceable(path, survey) is None or _lstat(path / MARKER) is None:
+    try:  # the manifest first: DIR is read whole only when it was written with this key
+        st = _lstat(path)
+        if st is None or not stat.S_ISDIR(st.st_mode) or _lstat(path / MARKER) is None:
             return None
         marker = _read_marker(path, path)
+        if marker is None or marker.whole is None or marker.whole.key != key:
+            return None
+        _check_replaceable(path, survey)
     except OSError as exc:
         raise _os_failure(exc, path) from None
-    if marker is None or marker.whole is None or marker.whole.key != key or set(marker.files) - set(survey.files):
+    if set(marker.files) - set(survey.files):
         return None
     devices = sorted(marker.keys)
     result = RenderResult(output=output, devices=devices, files=len(marker.files),
