@@ -14,7 +14,13 @@ Render cache: the manifest keeps each device's key, a digest of everything its f
 (the plugin's prepared inputs, netgen's code and templates, Jinja and Python). A device whose key
 matches the one DIR was written with is not rendered again: its files, verified unchanged, are
 hard-linked into the new directory (copied where links cannot be made), so the output is the same
-bytes a cold render writes and is still swapped in whole.
+bytes a cold render writes and is still swapped in whole. When every device of DIR is kept, DIR's
+files already are the new ones: only its manifest is renamed over (or left, if it is the same).
+
+A render of every device also records the fabric's key (fabric_key: the validated fabric and
+catalog, the local users' hashes, netgen's code, the renderers). The same key into a DIR that holds
+what its manifest lists, unchanged, is that render already: it is reported from the manifest
+without expanding, checking or keying the fabric (unchanged_render).
 """
 
 from __future__ import annotations
