@@ -1,23 +1,29 @@
 """Issue 16's table, measured as a user runs netgen (the CLI in a subprocess), median of N runs.
 
-Run by hand:  python benchmarks/scale.py [--runs 3] [--skip-diff] [--skip-x4]
+Run by hand:  python benchmarks/scale.py [--runs 3] [--skip-diff] [--skip-x4] [--skip-pyavd]
+                                         [--pyavd-python PYTHON]
 
 Prints, for inventory/meta-24k:
   cold render          `netgen render FABRIC -o NEW_DIR`
-  warm, unchanged      the same render again into that DIR (every device's key unchanged)
+  warm, unchanged      the same render again into that DIR (the fabric unchanged)
   warm, one more rack  zone 1 with one rack more, into the DIR of the original render
   diff, one line       `netgen diff` of a one-line intent change (zone 1's CTSW cable length) in a
                        scratch git repository holding netgen, its templates and the fabric
   4 x meta-24k cold    a generated fabric four times meta-24k (32 zones, 6,684 switches)
   netgen --help        the command line's start
 with each command's peak RSS (its largest process: the parent or a render worker). Each figure
-sits next to its goal. pyavd is not installable here, so no pyavd ratio is printed.
+sits next to its goal. Then the pyavd ratio, measured in the same run: lines of configuration per
+CPU-second of a cold netgen render of meta-24k (every file, and its EOS switches alone) against
+pyavd rendering a 68-device Arista leaf-spine (benchmarks/pyavd_fabric.py), where a pyavd is
+installed: in this interpreter, or the one --pyavd-python names (pyavd pins its own Jinja2 and
+friends, so a venv of its own: python -m venv /var/tmp/pyavd && /var/tmp/pyavd/bin/pip install pyavd).
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import json
 import os
 import shutil
 import statistics
@@ -26,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -35,24 +42,31 @@ META = ROOT / "inventory" / "meta-24k"
 NETGEN = [sys.executable, "-m", "netgen.cli"]
 GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.net", "GIT_COMMITTER_NAME": "bench",
            "GIT_COMMITTER_EMAIL": "bench@example.net"}
+# Bytecode is written as on a user's machine (a wheel install compiles it): some sandboxes set
+# PYTHONDONTWRITEBYTECODE, and every run would then compile netgen's changed modules again.
+ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, **GIT_ENV}
+PYAVD_FABRIC = ROOT / "benchmarks" / "pyavd_fabric.py"
 
 
+@dataclass(frozen=True)
+class Run:
+    seconds: float  # wall
+    peak_mb: float  # the largest of the command and the processes it waited for (its render workers)
+    cpu_s: float  # user + system, the command's and its workers'
 
 
-def run(*args: str, cwd: Path | None = None) -> tuple[float, float]:
-    """Wall seconds of one command (which must succeed) and its peak RSS in MB (the largest of the
-    command and the processes it waited for: its render workers)."""
+def run(*args: str, cwd: Path | None = None) -> Run:
+    """One command, which must succeed."""
     start = time.perf_counter()
     with tempfile.TemporaryFile() as err:
-        child = subprocess.Popen(list(args), stdout=subprocess.DEVNULL, stderr=err, cwd=cwd,
-                                 env={**os.environ, **GIT_ENV})
+        child = subprocess.Popen(list(args), stdout=subprocess.DEVNULL, stderr=err, cwd=cwd, env=ENV)
         _, status, usage = os.wait4(child.pid, 0)
         child.returncode = os.waitstatus_to_exitcode(status)
         seconds = time.perf_counter() - start
         if child.returncode != 0:
             err.seek(0)
             sys.exit(f"{' '.join(args)} failed ({child.returncode}): {err.read()[-2000:].decode()}")
-    return seconds, usage.ru_maxrss / 1024
+    return Run(seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime)
 
 
 def median(times: list[float]) -> float:
@@ -60,18 +74,58 @@ def median(times: list[float]) -> float:
 
 
 def measure(label: str, goal: float, runs: int, setup: Callable[[int], list[str]], cwd: Path | None = None,
-            rss_goal: float | None = None) -> float:
-    times, peaks = [], []
-    for n in range(runs):
-        seconds, peak = run(*setup(n), cwd=cwd)
-        times.append(seconds)
-        peaks.append(peak)
+            rss_goal: float | None = None) -> list[Run]:
+    done = [run(*setup(n), cwd=cwd) for n in range(runs)]
+    times, peaks = [r.seconds for r in done], [r.peak_mb for r in done]
     value = median(times)
     verdict = "met" if value <= goal else "not met"
     rss = f"; peak RSS {max(peaks):.0f} MB" + (f" (goal <= {rss_goal:g} MB)" if rss_goal else "")
     print(f"{label:22} {value:7.2f} s  (runs: {', '.join(f'{t:.2f}' for t in times)}; goal <= {goal:g} s:"
           f" {verdict}{rss})", flush=True)
-    return value
+    return done
+
+
+def lines_in(folder: Path, suffix: str = "") -> int:
+    return sum(path.read_bytes().count(b"\n") for path in folder.rglob(f"*{suffix}")
+               if path.is_file() and not path.name.startswith("."))
+
+
+def pyavd_python(given: str | None) -> str | None:
+    """The interpreter to run pyavd with: --pyavd-python, else this one if it has pyavd."""
+    if given:
+        return given
+    found = subprocess.run([sys.executable, "-c", "import pyavd"], capture_output=True, check=False)
+    return sys.executable if found.returncode == 0 else None
+
+
+def pyavd_ratio(python: str | None, fabric: Path, cold: Path, cold_runs: list[Run], runs: int) -> None:
+    """Lines of configuration per CPU-second, netgen against pyavd, both measured now. netgen's CPU
+    includes starting Python and loading, expanding and checking the fabric; pyavd's counts its
+    pipeline only, from validating the inputs to the last config (not its imports)."""
+    if python is None:
+        print("pyavd ratio           not measured: no pyavd here (pip install pyavd into a venv of its own, then"
+              " --pyavd-python VENV/bin/python)", flush=True)
+        return
+    done = subprocess.run([python, str(PYAVD_FABRIC), "--leaves", "64"], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        sys.exit(f"{PYAVD_FABRIC.name} failed: {done.stderr[-2000:]}")
+    avd = json.loads(done.stdout)
+    avd_rate = avd["lines"] / avd["cpu_s"]
+    print(f"pyavd {avd['pyavd']:15} {avd['devices']} EOS devices (layer-3 leaf-spine, eBGP + EVPN): {avd['lines']:,}"
+          f" lines in {avd['cpu_s']:.2f} CPU-s = {avd_rate:,.0f} lines/CPU-s; peak RSS {avd['peak_mb']} MB", flush=True)
+    cpu = median([r.cpu_s for r in cold_runs])
+    lines = lines_in(cold)
+    print(f"netgen, every file     {lines:,} lines in {cpu:.2f} CPU-s (cold render, median) = {lines / cpu:,.0f}"
+          f" lines/CPU-s: {lines / cpu / avd_rate:.1f}x pyavd's; peak RSS {max(r.peak_mb for r in cold_runs):.0f} MB",
+          flush=True)
+    eos = sorted(d.name for d in cold.iterdir() if (d / f"{d.name}.cfg").is_file())
+    selection = [arg for name in eos for arg in ("--device", name)]
+    checked = [run(*NETGEN, "render", str(fabric), "--check", *selection) for _ in range(runs)]
+    cpu = median([r.cpu_s for r in checked])
+    lines = lines_in(cold, ".cfg")
+    print(f"netgen, EOS only       {len(eos)} EOS switches of meta-24k (render --check): {lines:,} lines in {cpu:.2f}"
+          f" CPU-s = {lines / cpu:,.0f} lines/CPU-s: {lines / cpu / avd_rate:.1f}x pyavd's; peak RSS"
+          f" {max(r.peak_mb for r in checked):.0f} MB", flush=True)
 
 
 def copy_fabric(dest: Path, racks_delta: int = 0, cable_delta: int = 0) -> Path:
@@ -116,6 +170,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--skip-diff", action="store_true")
     parser.add_argument("--skip-x4", action="store_true")
+    parser.add_argument("--skip-pyavd", action="store_true")
+    parser.add_argument("--pyavd-python", metavar="PYTHON",
+                        help="an interpreter that has pyavd (default: this one, if it has it)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="netgen-bench-") as folder:
         work = Path(folder)
@@ -123,8 +180,11 @@ def main() -> None:
         more = copy_fabric(work / "more", racks_delta=1)
         print(f"netgen render {META.name}: {os.cpu_count()} CPUs; median of {args.runs}", flush=True)
         measure("netgen --help", 0.3, args.runs, lambda n: [*NETGEN, "--help"])
-        measure("cold render", 8, args.runs, lambda n: [*NETGEN, "render", str(fabric), "-o", str(work / f"cold{n}")])
+        cold = measure("cold render", 8, args.runs,
+                       lambda n: [*NETGEN, "render", str(fabric), "-o", str(work / f"cold{n}")])
         out = work / "cold0"
+        if not args.skip_pyavd:
+            pyavd_ratio(pyavd_python(args.pyavd_python), fabric, out, cold, args.runs)
         measure("warm, unchanged", 1.5, args.runs, lambda n: [*NETGEN, "render", str(fabric), "-o", str(out)])
 
         def one_more_rack(n: int) -> list[str]:
@@ -140,7 +200,7 @@ def main() -> None:
                 shutil.copytree(ROOT / part, repo / part, ignore=shutil.ignore_patterns("__pycache__"))
             copy_fabric(repo / "inventory" / "meta-24k")
             for command in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "base"]):
-                subprocess.run(["git", "-C", str(repo), *command], check=True, env={**os.environ, **GIT_ENV})
+                subprocess.run(["git", "-C", str(repo), *command], check=True, env=ENV)
             copy_fabric(repo / "inventory" / "meta-24k", cable_delta=10)  # one line, in the working tree
             measure("diff, one line", 10, args.runs,
                     lambda n: [*NETGEN, "diff", "inventory/meta-24k/fabric.yaml", "--repo", str(repo),
