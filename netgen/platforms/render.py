@@ -447,15 +447,15 @@ def _unchanged(path: str, size: int, digest: str) -> bool:
 
 @dataclass
 class _Survey:
-    """What one inspection of DIR verified: each listed file's (inode, size, mtime) as it was when its
-    digest matched, and when the inspection began. A later inspection in the same render (the one
-    after DIR is moved aside for the swap) takes a file whose inode, size and mtime are still those
-    as still verified, and reads only the rest. A file last modified within RACY_NS of the first
-    inspection is read again: a later write could fall in the same tick of the file system's
-    clock and leave its mtime as it was."""
+    """What one inspection of DIR verified: each listed file's (inode, size, mtime) when its digest
+    matched, and when the inspection began. A later inspection in the same render (the look at DIR
+    before the swap) takes a file whose inode, size and mtime are still the ones verified and reads
+    only the others. A file last modified within RACY_NS before the first inspection began is read
+    again anyway: a write after that look could fall in the same tick of the file system's clock
+    and leave the mtime as it was."""
 
-    began_ns: int = dataclasses.field(default_factory=time.time_ns)
-    files: dict[str, tuple[int, int, int]] = dataclasses.field(default_factory=dict)
+    began_ns: int = field(default_factory=time.time_ns)
+    files: dict[str, tuple[int, int, int]] = field(default_factory=dict)
 
     def vouches_for(self, name: str, st: os.stat_result) -> bool:
         return (self.files.get(name) == (st.st_ino, st.st_size, st.st_mtime_ns)
@@ -593,12 +593,13 @@ def _component(name: str, what: str) -> str:
 def _manifest(entries: Mapping[str, tuple[int, str]], keys: Mapping[str, str],
               whole: WholeRender | None = None) -> bytes:
     files = {name: {"bytes": size, "sha256": digest} for name, (size, digest) in sorted(entries.items())}
-    doc: dict[str, Any] = {"written_by": "netgen render",
-           "note": "`netgen render -o` replaces this directory whole, and refuses while it holds anything"
-                   " not listed here (or a listed file changed); a device whose render key is unchanged"
-                   " keeps its files",
-           "format": MANIFEST_FORMAT, "files": files,
-           "devices": {device: {"key": key} for device, key in sorted(keys.items())}}
+    doc: dict[str, Any] = {
+        "written_by": "netgen render",
+        "note": "`netgen render -o` replaces this directory whole, and refuses while it holds anything"
+                " not listed here (or a listed file changed); a device whose render key is unchanged"
+                " keeps its files",
+        "format": MANIFEST_FORMAT, "files": files,
+        "devices": {device: {"key": key} for device, key in sorted(keys.items())}}
     if whole is not None:
         doc["fabric"] = whole.as_dict()
     return (json.dumps(doc, indent=1) + "\n").encode("utf-8")
@@ -901,15 +902,16 @@ def _result(output: Path, written: Mapping[str, Written], skipped: dict[str, lis
 
 def fabric_key(fabric: Fabric, catalog: Catalog) -> str:
     """The key of a render of every device of this fabric: equal keys, equal files and findings.
-    What such a render reads: the fabric and catalog as validated (every file the loader read is in
-    them; sources are dumped, never their addresses), the local users' hashes, read now as a render
+    What such a render reads: the fabric and catalog as validated (everything the loader read is in
+    them; a secret is in them as its reference only), the local users' hashes, read now as a render
     reads them (RenderInputError as it would), netgen's code digest and the renderers registered.
     The render key of each device still decides what is rendered; this one only lets a render of an
     unchanged fabric into the DIR it wrote stop before the fabric is expanded (unchanged_render)."""
     users = read_local_users(fabric)
     digest = hashlib.sha256(code_digest())
-    for part in (fabric.model_dump_json(), catalog.model_dump_json(), json.dumps([list(u) for u in map(
-            dataclasses.astuple, users)]), json.dumps(sorted(load_plugins()))):
+    parts = (fabric.model_dump_json(), catalog.model_dump_json(),
+             json.dumps([dataclasses.astuple(u) for u in users]), json.dumps(sorted(load_plugins())))
+    for part in parts:
         digest.update(part.encode("utf-8") + b"\0")
     return digest.hexdigest()
 
