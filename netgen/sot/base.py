@@ -12,7 +12,11 @@ from netgen.sot.objects import Wanted
 
 class SotError(Exception):
     """The source of truth refused or could not be reached; the message names the endpoint and
-    says why (never the token)."""
+    says why (never the token). `status`: the HTTP status it answered with, if it answered."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True, slots=True)

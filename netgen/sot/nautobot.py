@@ -77,8 +77,8 @@ class Nautobot:
             detail = exc.read().decode(errors="replace")[:600]
             if exc.code in (401, 403):
                 raise SotError(f"Nautobot refused the token ({exc.code}) at {path}: set NAUTOBOT_TOKEN to a token"
-                               " with write permission") from None
-            raise SotError(f"Nautobot {method} {path}: {exc.code} {detail}") from None
+                               " with write permission", exc.code) from None
+            raise SotError(f"Nautobot {method} {path}: {exc.code} {detail}", exc.code) from None
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise SotError(f"Nautobot at {self.url} cannot be reached: {reason}") from None
@@ -107,7 +107,7 @@ class Nautobot:
                 self.request("GET", f"{BGP_ASN}?limit=1")
                 self._bgp = True
             except SotError as exc:
-                if " 404 " not in str(exc):
+                if exc.status != 404:  # only "no such endpoint" means the app is not installed
                     raise
                 self._bgp = False
         return self._bgp
