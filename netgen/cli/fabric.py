@@ -32,7 +32,7 @@ from netgen.cli.common import (
     progress,
     require_devices,
 )
-from netgen.intent import NetgenInputError, load_fabric
+from netgen.intent import LoadedFabric, NetgenInputError, load_fabric
 from netgen.intent.schema import catalog_schema, fabric_schema
 from netgen.platforms.base import RenderError, RenderInputError
 from netgen.platforms.render import (
@@ -211,8 +211,8 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
     try:
         loaded = load_fabric(fabric)
         if output is not None and not check and not keys_only and not devices:
-            key = fabric_key(loaded.fabric, loaded.catalog)
-            same = None if no_reuse else unchanged_render(output, key)  # DIR may hold that render already
+            key = _whole_render_key(loaded)
+            same = None if no_reuse or key is None else unchanged_render(output, key)  # DIR may hold it already
             if same is not None:
                 _report_render(same[0], same[1], check, as_json)
         _, ctx, findings = load(fabric, loaded)
@@ -251,6 +251,15 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
             err.print(f"[bold red]render error[/] (a netgen bug; nothing was written): {escape(str(exc))}")
         sys.exit(EXIT_INTERNAL)
     _report_render(result, warnings, check, as_json)
+
+
+def _whole_render_key(loaded: LoadedFabric) -> str | None:
+    """fabric_key, or None where a local user's hash cannot be read: the render then reports that
+    where it always has, after the design checks (design errors come first)."""
+    try:
+        return fabric_key(loaded.fabric, loaded.catalog)
+    except RenderInputError:
+        return None
 
 
 def _render_input_failure(exc: RenderInputError, as_json: bool) -> NoReturn:

@@ -287,3 +287,21 @@ def test_a_file_edited_while_the_manifest_is_renewed_is_refused(small_data, writ
     assert "hostname atsw99" in target.read_text() and target.stat().st_ino == before.st_ino
     assert (out / MARKER).read_bytes() == manifest
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_design_errors_come_before_a_hash_that_cannot_be_read(small_data, write_fabric, tmp_path, monkeypatch):
+    """The fabric's key reads the local users' hashes; one that cannot be read keeps the render's
+    order of reports: the design errors (exit 1) first, then, with them fixed, the hash (exit 2)."""
+    data = _cacheable_small(small_data)
+    data.setdefault("services", {})["users"] = [{"name": "netops", "role": "network-admin", "privilege": 15,
+                                                 "sha512": {"env": "NETGEN_TEST_HASH"}}]
+    monkeypatch.delenv("NETGEN_TEST_HASH", raising=False)
+    broken = json.loads(json.dumps(data))
+    del broken["aggregation"]  # two zones and no ATSW layer: NG103
+    out = tmp_path / "out"
+    result = run_cli("render", str(write_fabric(broken)), "-o", str(out), "--json")
+    assert result.exit_code == 1, result.output
+    assert "NG103" in {f["code"] for f in json.loads(result.stdout)["findings"]}
+    result = run_cli("render", str(write_fabric(data)), "-o", str(out), "--json")
+    assert result.exit_code == 2 and "NETGEN_TEST_HASH" in json.loads(result.stdout)["error"]
+    assert not out.exists()
