@@ -679,6 +679,7 @@ class _Stage:
         self.made: list[Path] = []
         self.entries: dict[str, tuple[int, str]] = {}  # "device/file" -> (bytes, sha256)
         self.survey = _Survey()  # what the inspection of DIR before the render verified
+        self._read: tuple[_Marker | None] | None = None  # DIR's manifest, once read (_marker)
 
     def __enter__(self) -> _Stage:
         try:
@@ -703,9 +704,12 @@ class _Stage:
             self.entries[name] = (size, digest)
 
     def _marker(self) -> _Marker | None:
-        if self.before is None or _lstat(self.output / MARKER) is None:
-            return None
-        return _read_marker(self.output, self.output)
+        """DIR's manifest, read once just after the inspection and then kept: kept_keys, keep and
+        updated_in_place work from the same one instead of reading and parsing it again each."""
+        if self._read is None:
+            exists = self.before is not None and _lstat(self.output / MARKER) is not None
+            self._read = (_read_marker(self.output, self.output) if exists else None,)
+        return self._read[0]
 
     def kept_keys(self) -> dict[str, str]:
         """The render keys DIR was written with, of the devices all of whose files the inspection
