@@ -25,6 +25,16 @@ META = ROOT / "inventory" / "meta-24k" / "fabric.yaml"
 _SMALL_DATA = yaml.safe_load(SMALL.read_text())
 
 
+@pytest.fixture(autouse=True, scope="session")
+def cache_home(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The user cache (the ECMP what-if's results) of this test session, in and out of process,
+    never ~/.cache: a test starts from no cache or from what earlier tests of the session kept."""
+    with pytest.MonkeyPatch.context() as patch:
+        folder = tmp_path_factory.mktemp("cache")
+        patch.setenv("XDG_CACHE_HOME", str(folder))
+        yield folder
+
+
 @pytest.fixture(autouse=True)
 def state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Deploy journals of a test go to a fresh directory, never to ~/.local/state."""

@@ -6,10 +6,14 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 
 from netgen.intent import load_fabric
+from netgen.whatif import ecmp
 from netgen.whatif.ecmp import Stage, recommend, simulate, stages
 from tests.conftest import ROOT, SMALL, run_cli
 
@@ -59,7 +63,7 @@ def test_only_balls_count_matters_and_the_seed_reproduces():
     a = simulate(16, links=16, qps=4, trials=50_000, seed=11)
     b = simulate(64, links=16, qps=1, trials=50_000, seed=11)
     assert a.mean_ratio == pytest.approx(b.mean_ratio, abs=4 * (a.stderr + b.stderr))
-    again = simulate.__wrapped__(16, links=16, qps=4, trials=50_000, seed=11)  # not the cached one
+    again = ecmp._draw(16, 16, 4, 50_000, 11, 1.0, 1.0)  # drawn again, not the cached one
     assert again == a
 
 
@@ -92,3 +96,78 @@ def test_whatif_json_is_reproducible_and_names_the_failed_switch():
     assert failed["stages"][-1]["links"] == 1
     bad = run_cli("whatif", "ecmp", str(SMALL), "--fail", "nope01")
     assert bad.exit_code == 2 and "nope01 is not a switch of this fabric" in bad.output
+
+
+# --- the result cache ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    """An empty cache directory, and no result remembered in this process."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    ecmp._result_store.cache_clear()
+    ecmp._remembered.cache_clear()
+    yield tmp_path / "cache" / "netgen"
+    ecmp._result_store.cache_clear()
+    ecmp._remembered.cache_clear()
+
+
+def _forget_in_process():
+    ecmp._result_store.cache_clear()
+    ecmp._remembered.cache_clear()
+
+
+def test_a_result_comes_back_from_the_cache_without_drawing(fresh_cache, monkeypatch):
+    drawn = simulate(12, 8, 3, 500, 7, 400, 400)
+    [stored] = fresh_cache.glob("ecmp-*.json")
+    _forget_in_process()
+
+    def no_draw(*args):
+        raise AssertionError(f"drew {args} again")
+
+    monkeypatch.setattr(ecmp, "_draw", no_draw)
+    assert simulate(12, 8, 3, 500, 7, 400, 400) == drawn
+    assert simulate(flows=12, links=8, qps=3, trials=500, seed=7, flow_gbps=400.0, link_gbps=400) == drawn
+    with pytest.raises(AssertionError, match="drew"):
+        simulate(12, 8, 3, 500, 8, 400, 400)  # another seed is another result
+    assert stored.exists()
+
+
+def test_a_damaged_or_foreign_cache_is_ignored(fresh_cache):
+    expected = simulate(6, 4, 2, 400, 1)
+    [stored] = fresh_cache.glob("ecmp-*.json")
+    for damage in ("{not json", '{"[6, 4, 2, 400, 1, 1.0, 1.0]": [2, "x", 1, 1, 1, 1]}', "[1, 2]",
+                   '{"[6, 4, 2, 400, 1, 1.0, 1.0]": [2, 0.5]}'):
+        stored.write_text(damage)
+        _forget_in_process()
+        assert simulate(6, 4, 2, 400, 1) == expected
+
+
+def test_the_cache_is_per_numpy_release(fresh_cache, monkeypatch):
+    simulate(6, 4, 2, 400, 1)
+    _forget_in_process()
+    real = ecmp.metadata.version
+    monkeypatch.setattr(ecmp.metadata, "version", lambda name: "0.0.1" if name == "numpy" else real(name))
+    simulate(6, 4, 2, 400, 1)
+    assert len(list(fresh_cache.glob("ecmp-*.json"))) == 2
+
+
+def test_an_unwritable_cache_directory_changes_nothing(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    _forget_in_process()
+    try:
+        assert simulate(6, 4, 2, 400, 1).qps == 2
+    finally:
+        _forget_in_process()
+
+
+def test_checks_on_a_warm_cache_do_not_import_numpy(tmp_path):
+    """NG706 simulates every command's stages: once they are cached, no command pays numpy's import."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    code = ("import sys; from netgen.checks import load_and_check; load_and_check(sys.argv[1]);"
+            " print('numpy' in sys.modules)")
+    runs = [subprocess.run([sys.executable, "-c", code, str(SMALL)], env=env, capture_output=True, text=True,
+                           check=True).stdout.strip() for _ in range(2)]
+    assert runs == ["True", "False"]
