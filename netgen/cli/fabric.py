@@ -36,6 +36,7 @@ from netgen.intent import LoadedFabric, NetgenInputError, load_fabric
 from netgen.intent.schema import catalog_schema, fabric_schema
 from netgen.platforms.base import RenderError, RenderInputError
 from netgen.platforms.render import (
+    InspectionAhead,
     OutputDirError,
     RenderResult,
     fabric_key,
@@ -208,13 +209,18 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
         raise click.UsageError("give an output directory with -o DIR, or --check to only render and check")
     as_json = as_json or keys_only
     key: str | None = None  # of a render of every device into DIR (fabric_key)
+    ahead: InspectionAhead | None = None  # DIR's first look, taken while the fabric is expanded
     try:
         loaded = load_fabric(fabric)
-        if output is not None and not check and not keys_only and not devices:
-            key = _whole_render_key(loaded)
-            same = None if no_reuse or key is None else unchanged_render(output, key)  # DIR may hold it already
-            if same is not None:
-                _report_render(same[0], same[1], check, as_json)
+        if output is not None and not check and not keys_only:
+            if not devices:
+                key = _whole_render_key(loaded)
+                same = None if no_reuse or key is None else unchanged_render(output, key)  # DIR may hold it
+                if same is not None:
+                    _report_render(same[0], same[1], check, as_json)
+            ahead = InspectionAhead.start(output)
+            if ahead is not None:
+                click.get_current_context().call_on_close(ahead.close)
         _, ctx, findings = load(fabric, loaded)
     except NetgenInputError as exc:
         sys.exit(input_failure(exc, as_json))
@@ -239,7 +245,7 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
         with progress(len(selected), "rendering") as advance:
             result = render_fabric(ctx, None if check else output, list(devices) or None,
                                    progress=lambda _device: advance(), reuse=not no_reuse,
-                                   whole=None if key is None else (key, warnings))
+                                   whole=None if key is None else (key, warnings), ahead=ahead)
     except OutputDirError as exc:  # DIR may not be replaced, or the OS refused: exit 2, never a traceback
         output_dir_failure(str(exc), exc.path, as_json)
     except RenderInputError as exc:  # a custom block or a secret reference: input, exit 2

@@ -105,6 +105,46 @@ def _v4(value: int, prefix: int) -> IPv4Interface:
     return IPv4Interface((value % _V4_SPACE, prefix))
 
 
+class _Ipv4Interfaces:
+    """IPv4 interfaces made from integers, sharing one network object per subnet: the two ends of a
+    /31, a rack's NICs. IPv4Interface((int, prefix)) builds and checks a network for every address,
+    half of the expansion of a large fabric (meta-24k: 84k interfaces). The fields are the ones
+    ipaddress's own constructor sets; `reliable` checks at import that the result equals what the
+    constructor gives in value, text, hash and fields, and the constructor is used if it ever does not."""
+
+    def __init__(self) -> None:
+        self.networks: dict[tuple[int, int], IPv4Network] = {}
+
+    def __call__(self, value: int, prefix: int) -> IPv4Interface:
+        if not _FAST_INTERFACES:
+            return _v4(value, prefix)
+        value %= _V4_SPACE
+        key = (value & (_V4_SPACE - (1 << (32 - prefix))), prefix)
+        network = self.networks.get(key)
+        if network is None:
+            network = self.networks[key] = IPv4Network(key)
+        interface = IPv4Interface.__new__(IPv4Interface)
+        interface._ip = value  # type: ignore[attr-defined]
+        interface.network = network
+        interface.netmask = network.netmask
+        interface._prefixlen = prefix  # type: ignore[attr-defined]
+        return interface
+
+    @staticmethod
+    def reliable() -> bool:
+        made = _Ipv4Interfaces()
+        for value, prefix in ((0x0A000001, 31), (0x0A000000, 31), (0xC0A80A05, 26), (0xFFFFFFFF, 32), (7, 0)):
+            fast, real = made(value, prefix), IPv4Interface((value, prefix))
+            if not (fast == real and str(fast) == str(real) and hash(fast) == hash(real)
+                    and vars(fast) == vars(real) and fast.network == real.network and fast.ip == real.ip):
+                return False
+        return True
+
+
+_FAST_INTERFACES = True
+_FAST_INTERFACES = _Ipv4Interfaces.reliable()
+
+
 def _v6(value: int, prefix: int) -> IPv6Interface:
     return IPv6Interface((value % _V6_SPACE, prefix))
 
@@ -116,6 +156,7 @@ class _Builder:
         self.pools = _Pools(fabric)
         self.topology = Topology(fabric=fabric.name)
         self.overrides = fabric.asn.overrides
+        self._v4 = _Ipv4Interfaces()
 
     # -- helpers -----------------------------------------------------------------------------------
     def _asn(self, name: str, planned: int) -> int:
@@ -168,7 +209,7 @@ class _Builder:
                 region = self.pools.region(prefix, ATSW_SLOT if device.zone is None else device.zone)
                 lower, upper = region.halves()
                 address = (lower if device.role is Role.RTSW else upper).at(device.number)
-            self.topology.devices[name] = replace(device, mgmt_ipv4=_v4(address, prefix.prefixlen))
+            self.topology.devices[name] = replace(device, mgmt_ipv4=self._v4(address, prefix.prefixlen))
 
     def _atsw_devices(self, aggregation: Aggregation) -> None:
         fabric = self.fabric
@@ -184,7 +225,7 @@ class _Builder:
             self._add_device(Device(
                 name=name, role=Role.ATSW, zone=None, number=number, model=aggregation.atsw_model,
                 nos=model.nos.value, asn=self._asn(name, fabric.asn.atsw),
-                loopback_ipv4=_v4(loop4.at(number), 32),
+                loopback_ipv4=self._v4(loop4.at(number), 32),
                 loopback_ipv6=_v6(loop6.at(number), 128) if loop6 else None,
                 # towards one zone: every link to that zone's CTSWs
                 ecmp_width=max(zone.ctsw_count for zone in self.fabric.zones) * per_pair,
@@ -230,7 +271,7 @@ class _Builder:
             self._add_device(Device(
                 name=name, role=Role.CTSW, zone=z, number=number, model=zone.ctsw_model,
                 nos=ctsw_model.nos.value, asn=self._asn(name, fabric.asn.ctsw_base + z),
-                loopback_ipv4=_v4(loop_ctsw.at(number), 32),
+                loopback_ipv4=self._v4(loop_ctsw.at(number), 32),
                 loopback_ipv6=_v6(loop6[1].at(number), 128) if loop6 else None,
                 ecmp_width=ctsw_uplinks,
             ))
@@ -243,7 +284,7 @@ class _Builder:
         for rack in range(1, zone.racks + 1):
             name = rtsw_name(fabric, z, rack)
             subnet_base = host4.at((rack - 1) * host_block)
-            gateway = _v4(subnet_base + 1, host_plen)
+            gateway = self._v4(subnet_base + 1, host_plen)
             subnet6 = gateway6 = None
             if host6 is not None:
                 base6 = host6.at((rack - 1) << 64)
@@ -253,7 +294,7 @@ class _Builder:
                 name=name, role=Role.RTSW, zone=z, number=rack, model=zone.rtsw_model,
                 nos=rtsw_model.nos.value,
                 asn=self._asn(name, fabric.asn.rtsw_base + z * fabric.asn.rtsw_zone_stride + rack),
-                loopback_ipv4=_v4(loop_rtsw.at(rack), 32),
+                loopback_ipv4=self._v4(loop_rtsw.at(rack), 32),
                 loopback_ipv6=_v6(loop6[0].at(rack), 128) if loop6 else None,
                 ecmp_width=uplinks,
                 host_subnet_ipv4=gateway.network,
@@ -271,7 +312,7 @@ class _Builder:
                                       hname, f"nic{nic}", cable.host_m)
                     self.topology.host_nics.append(HostNic(
                         host=hname, nic=nic, rtsw=name, port=port.name, speed_gbps=zone.nic_speed,
-                        ipv4=_v4(subnet_base + 2 + index, host_plen),
+                        ipv4=self._v4(subnet_base + 2 + index, host_plen),
                         gateway_ipv4=gateway.ip,
                     ))
             up_alloc = PortAllocator(rtsw_model, up_start, zone.fabric_link_speed)
@@ -295,7 +336,7 @@ class _Builder:
         lo_dev, lo_slot = lower
         up_dev, up_slot = upper
         lo_port, up_port = lo_slot.name, up_slot.name
-        up_ip4, lo_ip4 = _v4(upper4, 31), _v4(upper4 + 1, 31)
+        up_ip4, lo_ip4 = self._v4(upper4, 31), self._v4(upper4 + 1, 31)
         up_ip6 = _v6(upper6, 127) if upper6 is not None else None
         lo_ip6 = _v6(upper6 + 1, 127) if upper6 is not None else None
         self._port(lo_dev, lo_slot, speed, PortKind.UPLINK, up_dev, up_port, cable_m, lo_ip4, lo_ip6)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import sys
 from ipaddress import IPv4Interface, IPv4Network
 
 import pytest
@@ -156,3 +157,34 @@ def test_meta_24k_shape():
     # every CTSW (8 zones x 16) has exactly one link to each of the 28 ATSWs
     assert len(atsw) == 8 * 16
     assert all(dataclasses.asdict(p)["speed_gbps"] == 400 for p in atsw)
+
+
+def _ipv4_interfaces(topology):
+    """Every IPv4 interface of a topology: device addresses, port and link ends, sessions, NICs."""
+    found = []
+    for device in topology.devices.values():
+        found += [getattr(device, f.name) for f in dataclasses.fields(device)]
+    for ports in topology.ports.values():
+        found += [port.ipv4 for port in ports]
+    for link in topology.links:
+        found += [link.lower.ipv4, link.upper.ipv4]
+    found += [getattr(s, f.name) for s in topology.sessions for f in dataclasses.fields(s)]
+    found += [nic.ipv4 for nic in topology.host_nics]
+    return [value for value in found if isinstance(value, IPv4Interface)]
+
+
+@pytest.mark.parametrize("fabric", [SMALL, META], ids=["small", "meta-24k"])
+def test_interfaces_made_from_integers_are_those_ipaddress_makes(fabric, monkeypatch):
+    """The expansion builds IPv4 interfaces without ipaddress's constructor (a shared network per
+    subnet): each must be the constructor's in value, text, hash and fields, and the topology equal
+    to the one the constructor gives."""
+    expand_module = sys.modules["netgen.topology.expand"]
+    assert expand_module._FAST_INTERFACES  # the fast path is what runs here
+    fast = topology_of(fabric)
+    made = _ipv4_interfaces(fast)
+    assert len(made) > 100
+    for interface in made:
+        real = IPv4Interface(str(interface))
+        assert (interface, str(interface), hash(interface), vars(interface)) == (real, str(real), hash(real), vars(real))
+    monkeypatch.setattr(expand_module, "_FAST_INTERFACES", False)
+    assert topology_of(fabric) == fast

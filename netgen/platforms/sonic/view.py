@@ -181,25 +181,32 @@ def _all_ports(model: PlatformModel, used: list[Port], mtu: int) -> list[SonicPo
         raise RenderError(f"{model.description or 'model'} has no SONiC SKU")
     sku = model.sonic
     by_slot = {(p.cage, p.lane_offset): p for p in used}
-    ports = []
-    for cage, offset, spare_name, lanes, alias in _sku_slots(model):
+    ports = list(_spare_ports(model, mtu))
+    for i, (cage, offset, _, lanes, alias) in enumerate(_sku_slots(model)):
         port = by_slot.get((cage, offset))
-        ports.append(SonicPort(
-            name=port.name if port else spare_name,
-            lanes=lanes,
-            alias=alias,
-            index=cage + 1,
-            speed_mbps=(port.speed_gbps if port else sku.port_speed) * 1000,
-            fec=sku.fec,
-            mtu=mtu,
-            admin_status="up" if port else "down",
-            description=f"{port.peer_device}:{port.peer_port}" if port else "spare",
-            used=port,
-        ))
-    for extra in sku.extra_ports:
-        ports.append(SonicPort(extra.name, ",".join(str(lane) for lane in extra.lanes), extra.alias, extra.index,
-                               extra.speed * 1000, extra.fec, mtu, "down", "spare", None))
+        if port is not None:
+            ports[i] = SonicPort(port.name, lanes, alias, cage + 1, port.speed_gbps * 1000, sku.fec, mtu, "up",
+                                 f"{port.peer_device}:{port.peer_port}", port)
     return ports
+
+
+# Every port of a SKU as a spare (admin down), the same for every switch of a model and MTU: built
+# once per process, and a switch's list starts as a copy of it (frozen entries, shared safely).
+_SPARES: dict[tuple[int, int], tuple[PlatformModel, tuple[SonicPort, ...]]] = {}
+
+
+def _spare_ports(model: PlatformModel, mtu: int) -> tuple[SonicPort, ...]:
+    cached = _SPARES.get((id(model), mtu))
+    if cached is not None and cached[0] is model:
+        return cached[1]
+    assert model.sonic is not None
+    sku = model.sonic
+    spares = [SonicPort(spare_name, lanes, alias, cage + 1, sku.port_speed * 1000, sku.fec, mtu, "down", "spare", None)
+              for cage, _, spare_name, lanes, alias in _sku_slots(model)]
+    spares += [SonicPort(extra.name, ",".join(str(lane) for lane in extra.lanes), extra.alias, extra.index,
+                         extra.speed * 1000, extra.fec, mtu, "down", "spare", None) for extra in sku.extra_ports]
+    _SPARES[(id(model), mtu)] = (model, tuple(spares))
+    return _SPARES[(id(model), mtu)][1]
 
 
 def _profile_fields(setting: ProfileSetting, pool: str, static_th: int | None = None) -> dict[str, str]:
