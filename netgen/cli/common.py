@@ -86,6 +86,12 @@ def counts(findings: list[Finding]) -> tuple[int, int]:
     return errors, len(findings) - errors
 
 
+# Set by a command that leaves nothing for the interpreter's teardown to do (files written and closed,
+# worker processes joined, no temporary files pending): main() then skips that teardown (its doc).
+# In-process callers (tests, CliRunner) do not go through main() and are not affected.
+NOTHING_TO_TEAR_DOWN = False
+
+
 class NetgenGroup(click.Group):
     """Turns every failure into an exit code and a one-line message; tracebacks only with --debug.
 

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from netgen.checks import DesignContext
 from netgen.checks.summary import summarize
+from netgen.cli import common
 from netgen.cli.common import (
     EXIT_DESIGN,
     EXIT_INPUT,
@@ -208,6 +209,7 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
     if output is None and not check and not keys_only:
         raise click.UsageError("give an output directory with -o DIR, or --check to only render and check")
     as_json = as_json or keys_only
+    common.NOTHING_TO_TEAR_DOWN = True  # files are written by os-level calls; workers are joined
     key: str | None = None  # of a render of every device into DIR (fabric_key)
     ahead: InspectionAhead | None = None  # DIR's first look, taken while the fabric is expanded
     try:

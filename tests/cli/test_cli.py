@@ -133,3 +133,29 @@ def test_inverted_ecn_thresholds_stop_validate_and_render_not_the_nos_model(smal
     assert [f["code"] for f in json.loads(validate.stdout)["findings"] if f["severity"] == "error"] == ["NG401"]
     render = run_cli("render", fabric, "-o", str(tmp_path / "out"))
     assert render.exit_code == 1 and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("outcome", ["rendered", "design error", "usage"])
+def test_render_as_a_process_ends_with_its_exit_code_and_all_its_output(outcome, tmp_path, small_data,
+                                                                        write_fabric):
+    """render ends its process without the interpreter's teardown (netgen.cli._end_now): the exit
+    code, every line of its output and atexit's handlers must survive that."""
+    fabric = SMALL
+    if outcome == "design error":
+        small_data["qos"]["ecn"]["min_threshold"] = "2MB"
+        fabric = write_fabric(small_data)
+    args = ["render", str(fabric), "-o", str(tmp_path / "out"), "--json"]
+    if outcome == "usage":
+        args = ["render", str(fabric)]
+    code = ("import atexit, sys; atexit.register(lambda: sys.stderr.write('atexit ran\\n'));"
+            " from netgen.cli import main; sys.argv = ['netgen', *sys.argv[1:]]; main()")
+    proc = subprocess.run([sys.executable, "-c", code, *args], check=False, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.stderr.endswith("atexit ran\n"), proc.stderr
+    if outcome == "usage":
+        assert proc.returncode == 2 and "give an output directory" in proc.stderr
+        return
+    payload = json.loads(proc.stdout)
+    assert proc.returncode == payload["exit_code"] == {"rendered": 0, "design error": 1}[outcome]
+    if outcome == "rendered":
+        assert payload["devices"] == len([p for p in (tmp_path / "out").iterdir() if p.is_dir()]) > 0

@@ -185,6 +185,7 @@ def test_interfaces_made_from_integers_are_those_ipaddress_makes(fabric, monkeyp
     assert len(made) > 100
     for interface in made:
         real = IPv4Interface(str(interface))
-        assert (interface, str(interface), hash(interface), vars(interface)) == (real, str(real), hash(real), vars(real))
+        assert (interface, str(interface), hash(interface), vars(interface)) == (
+            real, str(real), hash(real), vars(real))
     monkeypatch.setattr(expand_module, "_FAST_INTERFACES", False)
     assert topology_of(fabric) == fast
