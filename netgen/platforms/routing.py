@@ -66,8 +66,20 @@ def peer_ip(local: IPv4Interface | IPv6Interface) -> str:
     for the local address, which a fabric asks for a hundred thousand times)."""
     other = int(local) ^ 1
     if isinstance(local, IPv4Interface):
-        return f"{other >> 24}.{other >> 16 & 255}.{other >> 8 & 255}.{other & 255}"
+        return _dotted(other)
     return str(IPv6Address(other))
+
+
+def interface_text(interface: IPv4Interface | IPv6Interface) -> str:
+    """str(interface), "10.1.0.1/31", without ipaddress's general formatting for IPv4 (a fabric's
+    views write sixty thousand of them)."""
+    if isinstance(interface, IPv4Interface):
+        return f"{_dotted(int(interface))}/{interface.network.prefixlen}"
+    return str(interface)
+
+
+def _dotted(value: int) -> str:
+    return f"{value >> 24}.{value >> 16 & 255}.{value >> 8 & 255}.{value & 255}"
 
 
 def maximum_paths(ports: list[Port], asn_of: dict[str, int]) -> int:

@@ -223,3 +223,14 @@ def test_peer_ip_is_the_other_address_of_the_link(v4, v6):
         other = cls((peer_ip(interface), prefix))
         assert other.network == interface.network and other.ip != interface.ip
         assert peer_ip(other) == str(interface.ip)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 32), st.integers(0, 2**128 - 1), st.integers(0, 128))
+def test_interface_text_is_what_ipaddress_writes(v4, plen4, v6, plen6):
+    from ipaddress import IPv4Interface, IPv6Interface  # noqa: PLC0415
+
+    from netgen.platforms.routing import interface_text  # noqa: PLC0415
+
+    for interface in (IPv4Interface((v4, plen4)), IPv6Interface((v6, plen6))):
+        assert interface_text(interface) == str(interface)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from netgen.checks import DesignContext
 from netgen.intent.catalog import PlatformModel, PortNaming
 from netgen.platforms.features import dscp_to_tc, hashes_on_qp, runs_pfc_watchdog, tc_to_queue
-from netgen.platforms.routing import BgpPlan, bgp_plan
+from netgen.platforms.routing import BgpPlan, bgp_plan, interface_text
 from netgen.platforms.services import LocalUser, ServicesPlan, local_users, services_plan
 from netgen.topology.model import Device, Port, PortKind
 from netgen.topology.ports import PORT_NAMERS
@@ -113,13 +113,13 @@ def _interfaces(model: PlatformModel, used: list[Port], mtu: int) -> list[EosInt
     namer = PORT_NAMERS[model.port_naming]
     result: list[EosInterface] = []
     for cage in range(model.port_count):
-        ports = sorted(by_cage.get(cage, []), key=lambda p: p.lane_offset)
+        ports = by_cage.get(cage)
         if not ports:
             # Only shut: no forced speed or mode that could fight whatever optic sits in the cage.
             result.append(EosInterface(namer(model, cage, 0), "spare", True, "", mtu, False,
                                        None, None, None, False))
             continue
-        for port in ports:
+        for port in sorted(ports, key=lambda p: p.lane_offset):
             host = port.kind is PortKind.HOST
             result.append(EosInterface(
                 name=port.name,
@@ -128,8 +128,8 @@ def _interfaces(model: PlatformModel, used: list[Port], mtu: int) -> list[EosInt
                 speed="" if port.speed_gbps == model.port_speed else f"{port.speed_gbps}g-{port.lanes}",
                 mtu=mtu,
                 routed=not host,
-                ipv4=str(port.ipv4) if port.ipv4 else None,
-                ipv6=str(port.ipv6) if port.ipv6 else None,
+                ipv4=interface_text(port.ipv4) if port.ipv4 else None,
+                ipv6=interface_text(port.ipv6) if port.ipv6 else None,
                 access_vlan=HOST_VLAN if host else None,
                 backend=True,
             ))

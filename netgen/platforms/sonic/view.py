@@ -30,7 +30,7 @@ from netgen.checks import DesignContext
 from netgen.intent.catalog import PlatformModel, ProfileSetting
 from netgen.platforms.base import RenderError
 from netgen.platforms.features import dscp_to_tc, hashes_on_qp, runs_pfc_watchdog, tc_to_queue
-from netgen.platforms.routing import BgpPlan, bgp_plan
+from netgen.platforms.routing import BgpPlan, bgp_plan, interface_text
 from netgen.platforms.services import ServicesPlan, services_plan
 from netgen.platforms.sonic.services import services_tables
 from netgen.topology.buffers import FROM_SKU, DeviceBufferPlan
@@ -179,15 +179,30 @@ def _all_ports(model: PlatformModel, used: list[Port], mtu: int) -> list[SonicPo
     spare sub-ports and the SKU's extra ports admin down, so a `config replace` never deletes one."""
     if model.sonic is None:
         raise RenderError(f"{model.description or 'model'} has no SONiC SKU")
-    sku = model.sonic
-    by_slot = {(p.cage, p.lane_offset): p for p in used}
+    fec = model.sonic.fec
     ports = list(_spare_ports(model, mtu))
-    for i, (cage, offset, _, lanes, alias) in enumerate(_sku_slots(model)):
-        port = by_slot.get((cage, offset))
-        if port is not None:
-            ports[i] = SonicPort(port.name, lanes, alias, cage + 1, port.speed_gbps * 1000, sku.fec, mtu, "up",
+    slots = _sku_slots(model)
+    where = _slot_index(model)
+    for port in used:
+        i = where.get((port.cage, port.lane_offset))
+        if i is not None:  # a port at no slot of the SKU has no entry, as port_config.ini has none
+            cage, _, _, lanes, alias = slots[i]
+            ports[i] = SonicPort(port.name, lanes, alias, cage + 1, port.speed_gbps * 1000, fec, mtu, "up",
                                  f"{port.peer_device}:{port.peer_port}", port)
     return ports
+
+
+# (cage, lane offset) -> the position of that slot in _sku_slots, per model
+_INDEX: dict[int, tuple[PlatformModel, dict[tuple[int, int], int]]] = {}
+
+
+def _slot_index(model: PlatformModel) -> dict[tuple[int, int], int]:
+    cached = _INDEX.get(id(model))
+    if cached is not None and cached[0] is model:
+        return cached[1]
+    index = {(cage, offset): i for i, (cage, offset, *_) in enumerate(_sku_slots(model))}
+    _INDEX[id(model)] = (model, index)
+    return index
 
 
 # Every port of a SKU as a spare (admin down), the same for every switch of a model and MTU: built
@@ -273,7 +288,7 @@ def build_view(ctx: DesignContext, device: Device) -> SonicView:
     backend = [p.name for p in used]
     services = services_plan(ctx, device)
 
-    routed = [(port.name, [str(port.ipv4)] + ([str(port.ipv6)] if port.ipv6 else []))
+    routed = [(port.name, [interface_text(port.ipv4)] + ([interface_text(port.ipv6)] if port.ipv6 else []))
               for port in used if port.ipv4 is not None]
 
     lossless = qos.lossless
