@@ -698,14 +698,15 @@ class InspectionAhead:
         not the DIR it looked at."""
         if self._fd < 0:
             return None
+        fd, self._fd = self._fd, -1
         try:
-            with os.fdopen(self._fd, "rb") as pipe:
+            with os.fdopen(fd, "rb") as pipe:
                 answer = pipe.read()
-            self._fd = -1
-            os.waitpid(self._pid, 0)
             looked = pickle.loads(answer) if answer and output == self.output else None
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError):
-            return None
+            looked = None
+        finally:
+            self._reap(stop=False)
         return looked if isinstance(looked, tuple) and isinstance(looked[1], _Survey) else None
 
     def close(self) -> None:
@@ -713,10 +714,17 @@ class InspectionAhead:
         if self._fd >= 0:
             with contextlib.suppress(OSError):
                 os.close(self._fd)
-                os.kill(self._pid, signal.SIGKILL)
-            with contextlib.suppress(OSError):
-                os.waitpid(self._pid, 0)
             self._fd = -1
+            self._reap(stop=True)
+
+    def _reap(self, stop: bool) -> None:
+        if self._pid <= 0:
+            return
+        with contextlib.suppress(OSError):
+            if stop:
+                os.kill(self._pid, signal.SIGKILL)
+            os.waitpid(self._pid, 0)
+        self._pid = -1  # reaped: the number may be another process's now
 
 
 def _take_owner(staging: Path, written: Iterable[Path], uid: int, gid: int) -> None:

@@ -451,3 +451,65 @@ def test_the_owner_of_the_directory_is_kept(tmp_path):
     assert {(p.lstat().st_uid, p.lstat().st_gid) for p in (out, *out.rglob("*"))} == {(65534, 65534)}
     assert stat.S_IMODE(out.stat().st_mode) == 0o750
     assert (out / "dev1" / "frr.conf").read_text() == "! again\n"
+
+
+# --- DIR's first look, taken ahead by a forked child (InspectionAhead) ---------------------------
+
+
+def test_the_look_ahead_answers_for_a_replaceable_dir_only(rendered, tmp_path):
+    where = render.output_path(rendered)
+    ahead = render.InspectionAhead.start(rendered)
+    assert ahead is not None
+    before, survey = ahead.take(where)
+    assert before.st_ino == where.stat().st_ino
+    assert set(survey.files) == set(json.loads((rendered / MARKER).read_text())["files"]) != set()
+    assert survey.marker is not None and set(survey.marker.files) == set(survey.files)
+    (rendered / "mine.txt").write_text("mine")
+    refused_ahead = render.InspectionAhead.start(rendered)
+    assert refused_ahead.take(where) is None  # the stage looks itself, and reports what it finds
+    other = render.InspectionAhead.start(rendered)
+    assert other.take(render.output_path(tmp_path / "elsewhere")) is None  # not the DIR it looked at
+
+
+def test_a_render_takes_the_look_ahead_as_its_first_look(rendered, monkeypatch):
+    from netgen.checks import load_and_check  # noqa: PLC0415
+
+    _, ctx, _ = load_and_check(SMALL)
+    ahead = render.InspectionAhead.start(rendered)
+
+    def no_second_first_look(*args, **kwargs):
+        raise AssertionError("DIR inspected again before the render")
+
+    monkeypatch.setattr(render, "_check_replaceable", no_second_first_look)
+    result = render.render_fabric(ctx, rendered, [RTSW], ahead=ahead)
+    assert result.devices == [RTSW]  # rendered into DIR from the child's look alone
+    no_staging(rendered.parent)
+
+
+def test_an_edit_after_the_look_ahead_is_caught_at_the_swap(rendered, monkeypatch):
+    from netgen.checks import load_and_check  # noqa: PLC0415
+
+    _, ctx, _ = load_and_check(SMALL)
+    target = next(p for p in (rendered / RTSW).iterdir())
+    real_take = render.InspectionAhead.take
+
+    def take_then_edit(self, output):  # a user edits a listed file after the child looked
+        looked = real_take(self, output)
+        with target.open("a") as fh:
+            fh.write("# mine\n")
+        return looked
+
+    monkeypatch.setattr(render.InspectionAhead, "take", take_then_edit)
+    with pytest.raises(OutputDirError, match=r"changed since netgen wrote it"):
+        render.render_fabric(ctx, rendered, [RTSW], ahead=render.InspectionAhead.start(rendered))
+    assert target.read_text().endswith("# mine\n")
+    no_staging(rendered.parent)
+
+
+def test_a_look_ahead_not_taken_is_stopped_and_reaped(rendered):
+    ahead = render.InspectionAhead.start(rendered)
+    pid = ahead._pid
+    ahead.close()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    assert ahead.take(render.output_path(rendered)) is None
