@@ -1062,3 +1062,40 @@ def test_secrets_are_never_quoted(cfg):
     problems = check_config_db(_with_management_plane(cfg, patch))
     assert len(problems) == 4, problems
     assert not [p for p in problems if "s3cret" in p or "1234567" in p], problems
+
+
+# ------------------------------------------------------------------ the per-process memo of keys and entries
+
+
+def _forget_checked(monkeypatch):
+    from netgen.platforms.sonic import schema  # noqa: PLC0415
+
+    monkeypatch.setattr(schema, "_PARSED_KEYS", {})
+    monkeypatch.setattr(schema, "_VALID_ENTRIES", {})
+
+
+def _as_number(cfg):
+    """Every all-digit string value as an int (and "true"/"false" as bools): equal-looking values of
+    other types, which a memo compared by equality (1 == True) could confuse."""
+    for table in cfg.values():
+        for entry in table.values():
+            for name, value in list(entry.items()):
+                if isinstance(value, str) and value.isdigit():
+                    entry[name] = int(value)
+                elif value in ("true", "false"):
+                    entry[name] = value == "true"
+    return "numbers"
+
+
+@pytest.mark.parametrize("mutate", [*MUTATIONS, _as_number], ids=lambda m: m.__name__)
+def test_what_the_memo_kept_from_other_configs_changes_no_verdict(cfg, mutate, monkeypatch):
+    """Keys and valid entries are checked once per process (schema._PARSED_KEYS, _VALID_ENTRIES):
+    a config checked after every small config (the memo full of their keys and entries) gets the
+    problems it gets from an empty memo, for each mutation."""
+    for db in _small().values():
+        assert check_config_db(copy.deepcopy(db)) == []
+    mutate(cfg)
+    warm = check_config_db(copy.deepcopy(cfg))
+    _forget_checked(monkeypatch)
+    assert check_config_db(copy.deepcopy(cfg)) == warm
+    assert warm or mutate is _as_number

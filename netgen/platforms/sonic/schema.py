@@ -1108,13 +1108,39 @@ def _describe(error: ErrorDetails, table: str, is_map: bool, rdma_hash: bool) ->
     return f"{field}: {reason}"
 
 
+# Keys and entries repeat within a switch (a queue's scheduler on every port, {} for every interface)
+# and across the switches one process checks (every RTSW of a model has the same port names and
+# spare ports): a key's parse is a pure function of (table, key) and an entry's validation of
+# (model, entry), so each is done once per process and its result kept (entries are read, never
+# changed), up to KEPT of each; then the store starts again.
+KEPT = 200_000
+_PARSED_KEYS: dict[tuple[int, str], tuple[Table, tuple[KeyShape, tuple[str, ...]] | str]] = {}
+_VALID_ENTRIES: dict[tuple[Model, tuple[tuple[str, Any], ...]], BaseModel] = {}
+
+
+def _parse_key(table: Table, key: str) -> tuple[KeyShape, tuple[str, ...]]:
+    """table.parse(key), once per process: ValueError as it raises."""
+    found = _PARSED_KEYS.get((id(table), key))
+    if found is not None and found[0] is table:
+        parsed = found[1]
+    else:
+        try:
+            parsed = table.parse(key)
+        except ValueError as exc:
+            parsed = str(exc)
+        if len(_PARSED_KEYS) >= KEPT:
+            _PARSED_KEYS.clear()
+        _PARSED_KEYS[(id(table), key)] = (table, parsed)
+    if isinstance(parsed, str):
+        raise ValueError(parsed)
+    return parsed
+
+
 def _validate(config: Mapping[str, Any], tables: Mapping[str, Table], rdma_hash: bool,
               problems: list[str]) -> list[_Row]:
     """Tables, keys and entries: everything a single entry decides on its own."""
     rows: list[_Row] = []
-    # Entries repeat within a device (a queue's scheduler on every port, {} for every interface):
-    # one validation per distinct (model, flat entry) serves them all (entries are read, never changed).
-    valid: dict[tuple[Model, tuple[tuple[str, Any], ...]], BaseModel] = {}
+    valid = _VALID_ENTRIES
     for table_name, table_data in config.items():
         table = tables.get(table_name)
         if table is None:
@@ -1126,7 +1152,7 @@ def _validate(config: Mapping[str, Any], tables: Mapping[str, Table], rdma_hash:
         for key, data in table_data.items():
             where = f"{table_name}|{key}"
             try:
-                shape, parts = table.parse(key)
+                shape, parts = _parse_key(table, key)
             except ValueError as exc:
                 problems.append(f"{where}: {exc}")
                 continue
@@ -1134,15 +1160,21 @@ def _validate(config: Mapping[str, Any], tables: Mapping[str, Table], rdma_hash:
                 problems.append(f"{where}: entry must be a JSON object, got {data!r}")
                 continue
             model = Table.model_for(shape, key)
-            flat = tuple(data.items())
-            memo = (model, flat) if all(type(value) is str for _, value in flat) else None
-            cached = valid.get(memo) if memo is not None else None
+            memo: tuple[Model, tuple[tuple[str, Any], ...]] | None = (model, tuple(data.items()))
+            try:  # a hit is an entry of strings only: only those are kept, and no other value equals a str
+                cached = valid.get(memo)  # type: ignore[arg-type]
+            except TypeError:  # a list or an object among the values: validated each time
+                cached = memo = None
             if cached is not None:
                 rows.append(_Row(table_name, key, parts, cached))
                 continue
+            if memo is not None and not all(type(value) is str for _, value in memo[1]):
+                memo = None  # 1 == True == 1.0: only strings are compared safely by equality
             try:
                 entry = model.model_validate(data)
                 if memo is not None:
+                    if len(valid) >= KEPT:
+                        valid.clear()
                     valid[memo] = entry
             except ValidationError as exc:
                 is_map = issubclass(model, RootModel)
