@@ -1072,6 +1072,7 @@ def _forget_checked(monkeypatch):
 
     monkeypatch.setattr(schema, "_PARSED_KEYS", {})
     monkeypatch.setattr(schema, "_VALID_ENTRIES", {})
+    monkeypatch.setattr(schema, "_VALID_TABLES", {})
 
 
 def _as_number(cfg):
@@ -1089,9 +1090,9 @@ def _as_number(cfg):
 
 @pytest.mark.parametrize("mutate", [*MUTATIONS, _as_number], ids=lambda m: m.__name__)
 def test_what_the_memo_kept_from_other_configs_changes_no_verdict(cfg, mutate, monkeypatch):
-    """Keys and valid entries are checked once per process (schema._PARSED_KEYS, _VALID_ENTRIES):
-    a config checked after every small config (the memo full of their keys and entries) gets the
-    problems it gets from an empty memo, for each mutation."""
+    """Keys, valid entries and tables are checked once per process (schema._PARSED_KEYS,
+    _VALID_ENTRIES, _VALID_TABLES): a config checked after every small config (the memo full of
+    their keys, entries and tables) gets the problems it gets from an empty memo, for each mutation."""
     for db in _small().values():
         assert check_config_db(copy.deepcopy(db)) == []
     mutate(cfg)
@@ -1099,3 +1100,13 @@ def test_what_the_memo_kept_from_other_configs_changes_no_verdict(cfg, mutate, m
     _forget_checked(monkeypatch)
     assert check_config_db(copy.deepcopy(cfg)) == warm
     assert warm or mutate is _as_number
+
+
+def test_a_table_kept_as_valid_is_still_checked_against_the_others(cfg):
+    """A kept table skips only its own entries' checks: its references into other tables are
+    checked on every config (here QUEUE, unchanged and kept, names schedulers that are gone)."""
+    for db in _small().values():
+        assert check_config_db(copy.deepcopy(db)) == []
+    del cfg["SCHEDULER"]
+    problems = check_config_db(cfg)
+    assert problems and all(p.startswith("QUEUE|") and "SCHEDULER" in p for p in problems), problems
