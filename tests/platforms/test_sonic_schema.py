@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from netgen.checks import DesignContext, run_checks
 from netgen.intent import load_fabric
@@ -1110,3 +1114,22 @@ def test_a_table_kept_as_valid_is_still_checked_against_the_others(cfg):
     del cfg["SCHEDULER"]
     problems = check_config_db(cfg)
     assert problems and all(p.startswith("QUEUE|") and "SCHEDULER" in p for p in problems), problems
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.from_regex(r"[0-9]{1,4}(\.[0-9]{1,4}){2,4}/[0-9]{0,3}", fullmatch=True)
+       | st.text("0123456789./:", max_size=20))
+def test_the_plain_ipv4_prefix_shortcut_agrees_with_the_full_check(value):
+    """_ip_prefix decides netgen's own IPv4 prefixes by one regular expression: whatever it accepts,
+    the full check accepts too, and whatever it leaves goes to the full check."""
+    from netgen.platforms.sonic import schema  # noqa: PLC0415
+
+    def verdict():
+        try:
+            return schema._ip_prefix(value)
+        except ValueError as exc:
+            return str(exc)
+
+    fast = verdict()
+    with mock.patch.object(schema, "_PLAIN_IPV4_PREFIX", re.compile(r"(?!)")):
+        assert verdict() == fast

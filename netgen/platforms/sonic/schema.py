@@ -83,8 +83,16 @@ def _one_of(*words: str) -> Check:
     return check
 
 
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+# An IPv4 prefix as netgen writes one (no leading zeros): what the checks below accept, decided at C
+# speed (a rendered switch has a hundred, every one new); anything else takes the checks.
+_PLAIN_IPV4_PREFIX = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}/(?:3[0-2]|[12]?[0-9])")
+
+
 def _ip_prefix(value: str) -> str:
     """sonic-ip4-prefix | sonic-ip6-prefix: an address with an explicit length; host bits may be set."""
+    if _PLAIN_IPV4_PREFIX.fullmatch(value):
+        return value
     address, slash, length = value.partition("/")
     if "%" in address:
         raise ValueError(f"{value!r}: a prefix carries no zone index")
