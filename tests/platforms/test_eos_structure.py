@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from netgen.platforms.eos.structure import check_eos_config
 
@@ -51,3 +53,25 @@ def test_a_well_formed_config_passes():
 )
 def test_each_malformed_shape_is_reported(broken, expected):
     assert any(expected in problem for problem in check_eos_config(broken)), check_eos_config(broken)
+
+
+_PIECES = ["hostname leaf1", "!", "   ", "   !", "interface Ethernet1/1", "   description x", "      no priority",
+           "end", "banner motd", "EOF", "  two", " ", "\t", "\xa0", "\x1c", "x\x1b", "", "   end", "router bgp 1"]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=12), st.booleans())
+def test_the_quick_pass_never_disagrees_with_the_line_by_line_check(lines, final_newline):
+    """check_eos_config answers well formed from whole-text searches where it can (a rendered switch
+    has thousands of lines): on any text, its answer is the line-by-line check's."""
+    from netgen.platforms.eos import structure  # noqa: PLC0415
+
+    text = "\n".join(lines) + ("\n" if final_newline else "")
+    assert check_eos_config(text) == structure._line_by_line(text)
+    assert check_eos_config(text + "end\n") == structure._line_by_line(text + "end\n")
+
+
+def test_the_quick_pass_answers_for_rendered_configs():
+    from netgen.platforms.eos import structure  # noqa: PLC0415
+
+    assert structure._plainly_well_formed(GOOD)

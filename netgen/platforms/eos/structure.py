@@ -11,10 +11,43 @@ import re
 
 INDENT = 3
 CONTROL = re.compile(r"[\x00-\x1f]")  # a tab or another control character (lines hold no newline)
+_CONTROL_IN_TEXT = re.compile(r"[\x00-\x09\x0b-\x1f]")  # CONTROL, but for the newlines between lines
+_TRAILING_SPACE = re.compile(r"\s\n")
+_BANNER = re.compile(r"^banner (?:login|motd)$", re.M)
 
 
 def check_eos_config(text: str) -> list[str]:
     """Problems with the file's shape (empty list = well formed)."""
+    return [] if _plainly_well_formed(text) else _line_by_line(text)
+
+
+def _plainly_well_formed(text: str) -> bool:
+    """True only where _line_by_line finds nothing, decided with whole-text searches and a light
+    pass over the indents (a rendered switch has thousands of lines); a banner, or any doubt, is
+    left to _line_by_line, which also words the problems."""
+    if (not text.endswith("end\n") or text.startswith("\n") or "\n\n" in text or _CONTROL_IN_TEXT.search(text)
+            or _TRAILING_SPACE.search(text) or _BANNER.search(text)):
+        return False
+    body = text[:-1].split("\n")
+    if body[-1] != "end":
+        return False
+    previous = 0
+    top_level: set[str] = set()
+    for line in body:
+        indent = len(line) - len(line.lstrip(" "))
+        if indent % INDENT or indent > previous + INDENT:
+            return False
+        previous = indent
+        if indent == 0:
+            stripped = line.strip()
+            if stripped != "!":
+                if stripped in top_level:
+                    return False
+                top_level.add(stripped)
+    return True
+
+
+def _line_by_line(text: str) -> list[str]:
     problems: list[str] = []
     lines = text.split("\n")
     if not text.endswith("end\n"):
