@@ -20,7 +20,8 @@ friends, so a venv of its own: python -m venv /var/tmp/pyavd && /var/tmp/pyavd/b
 
 The commands use the user's cache directory as a user's commands do: the ECMP what-if results NG706
 needs (netgen/whatif/ecmp.py) are drawn by the first command that meets a fabric shape and read by
-the rest, so a median of 3 is a warm cache's figure (a cold one adds about 0.1 s).
+the rest, so a median of 3 is a warm cache's figure (a cold one adds 0.1 to 0.2 s: numpy's import
+and the draws).
 """
 
 from __future__ import annotations
