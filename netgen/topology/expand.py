@@ -141,7 +141,7 @@ class _Ipv4Interfaces:
         return True
 
 
-_FAST_INTERFACES = True
+_FAST_INTERFACES = True  # for reliable() itself, which tries the fast path
 _FAST_INTERFACES = _Ipv4Interfaces.reliable()
 
 

@@ -105,11 +105,9 @@ def test_whatif_json_is_reproducible_and_names_the_failed_switch():
 def fresh_cache(tmp_path, monkeypatch):
     """An empty cache directory, and no result remembered in this process."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    ecmp._result_store.cache_clear()
-    ecmp._remembered.cache_clear()
+    _forget_in_process()
     yield tmp_path / "cache" / "netgen"
-    ecmp._result_store.cache_clear()
-    ecmp._remembered.cache_clear()
+    _forget_in_process()
 
 
 def _forget_in_process():

@@ -1135,6 +1135,12 @@ KEPT_TABLES = 1_024
 _VALID_TABLES: dict[tuple[str, int, bytes], tuple[Table, list[_Row]]] = {}
 
 
+def _keep(store: dict[Any, Any], key: Any, value: Any, bound: int) -> None:
+    if len(store) >= bound:
+        store.clear()
+    store[key] = value
+
+
 def _parse_key(table: Table, key: str) -> tuple[KeyShape, tuple[str, ...]]:
     """table.parse(key), once per process: ValueError as it raises."""
     found = _PARSED_KEYS.get((id(table), key))
@@ -1145,9 +1151,7 @@ def _parse_key(table: Table, key: str) -> tuple[KeyShape, tuple[str, ...]]:
             parsed = table.parse(key)
         except ValueError as exc:
             parsed = str(exc)
-        if len(_PARSED_KEYS) >= KEPT:
-            _PARSED_KEYS.clear()
-        _PARSED_KEYS[(id(table), key)] = (table, parsed)
+        _keep(_PARSED_KEYS, (id(table), key), (table, parsed), KEPT)
     if isinstance(parsed, str):
         raise ValueError(parsed)
     return parsed
@@ -1196,18 +1200,14 @@ def _validate(config: Mapping[str, Any], tables: Mapping[str, Table], rdma_hash:
             try:
                 entry = model.model_validate(data)
                 if memo is not None:
-                    if len(valid) >= KEPT:
-                        valid.clear()
-                    valid[memo] = entry
+                    _keep(valid, memo, entry, KEPT)
             except ValidationError as exc:
                 is_map = issubclass(model, RootModel)
                 problems.extend(f"{where}: {_describe(e, table_name, is_map, rdma_hash)}" for e in exc.errors())
                 continue
             rows.append(_Row(table_name, key, parts, entry))
         if whole is not None and len(problems) == first_problem:
-            if len(_VALID_TABLES) >= KEPT_TABLES:
-                _VALID_TABLES.clear()
-            _VALID_TABLES[whole] = (table, rows[first_row:])
+            _keep(_VALID_TABLES, whole, (table, rows[first_row:]), KEPT_TABLES)
     return rows
 
 

@@ -139,13 +139,23 @@ def _alias(pattern: str, cage: int, sub: int, first_lane: int) -> str:
             .replace("{lane}", str(first_lane + 1)))
 
 
-# The SKU's port slots, the same for every switch of a model: worked out once per model per process.
-_SLOTS: dict[int, tuple[PlatformModel, list[tuple[int, int, str, str, str]]]] = {}
+_Slot = tuple[int, int, str, str, str]  # (cage, lane offset, the port's name when spare, its lanes, its alias)
 
 
-def _sku_slots(model: PlatformModel) -> list[tuple[int, int, str, str, str]]:
-    """(cage, lane offset, the port's name when spare, its lanes, its alias) for every port of the SKU."""
-    cached = _SLOTS.get(id(model))
+@dataclass
+class _SkuPorts:
+    """A SKU's ports, the same for every switch of a model: worked out once per model per process."""
+
+    slots: list[_Slot]  # every port of the SKU, in port_config.ini's order
+    index: dict[tuple[int, int], int]  # (cage, lane offset) -> its position in slots
+    spares: dict[int, tuple[SonicPort, ...]]  # MTU -> every port as a spare (admin down), extra ports last
+
+
+_SKU_PORTS: dict[int, tuple[PlatformModel, _SkuPorts]] = {}
+
+
+def _sku_ports(model: PlatformModel) -> _SkuPorts:
+    cached = _SKU_PORTS.get(id(model))
     if cached is not None and cached[0] is model:
         return cached[1]
     assert model.sonic is not None
@@ -161,8 +171,13 @@ def _sku_slots(model: PlatformModel) -> list[tuple[int, int, str, str, str]]:
             slots.append((cage, offset, namer(model, cage, offset),
                           ",".join(str(lane) for lane in lanes[offset:offset + lanes_each]),
                           _alias(sku.alias, cage, sub, offset)))
-    _SLOTS[id(model)] = (model, slots)
-    return slots
+    ports = _SkuPorts(slots, {(cage, offset): i for i, (cage, offset, *_) in enumerate(slots)}, {})
+    _SKU_PORTS[id(model)] = (model, ports)
+    return ports
+
+
+def _sku_slots(model: PlatformModel) -> list[_Slot]:
+    return _sku_ports(model).slots
 
 
 def port_alias(model: PlatformModel, port: Port) -> str:
@@ -176,52 +191,26 @@ def port_alias(model: PlatformModel, port: Port) -> str:
 
 def _all_ports(model: PlatformModel, used: list[Port], mtu: int) -> list[SonicPort]:
     """Every port of the SKU, as its port_config.ini lists them: used ports as the topology says,
-    spare sub-ports and the SKU's extra ports admin down, so a `config replace` never deletes one."""
+    spare sub-ports and the SKU's extra ports admin down, so a `config replace` never deletes one.
+    A switch's list starts as a copy of the model's spares (frozen entries, shared safely)."""
     if model.sonic is None:
         raise RenderError(f"{model.description or 'model'} has no SONiC SKU")
-    fec = model.sonic.fec
-    ports = list(_spare_ports(model, mtu))
-    slots = _sku_slots(model)
-    where = _slot_index(model)
+    sku = model.sonic
+    known = _sku_ports(model)
+    if mtu not in known.spares:
+        known.spares[mtu] = (
+            *(SonicPort(spare_name, lanes, alias, cage + 1, sku.port_speed * 1000, sku.fec, mtu, "down", "spare", None)
+              for cage, _, spare_name, lanes, alias in known.slots),
+            *(SonicPort(extra.name, ",".join(str(lane) for lane in extra.lanes), extra.alias, extra.index,
+                        extra.speed * 1000, extra.fec, mtu, "down", "spare", None) for extra in sku.extra_ports))
+    ports = list(known.spares[mtu])
     for port in used:
-        i = where.get((port.cage, port.lane_offset))
+        i = known.index.get((port.cage, port.lane_offset))
         if i is not None:  # a port at no slot of the SKU has no entry, as port_config.ini has none
-            cage, _, _, lanes, alias = slots[i]
-            ports[i] = SonicPort(port.name, lanes, alias, cage + 1, port.speed_gbps * 1000, fec, mtu, "up",
+            cage, _, _, lanes, alias = known.slots[i]
+            ports[i] = SonicPort(port.name, lanes, alias, cage + 1, port.speed_gbps * 1000, sku.fec, mtu, "up",
                                  f"{port.peer_device}:{port.peer_port}", port)
     return ports
-
-
-# (cage, lane offset) -> the position of that slot in _sku_slots, per model
-_INDEX: dict[int, tuple[PlatformModel, dict[tuple[int, int], int]]] = {}
-
-
-def _slot_index(model: PlatformModel) -> dict[tuple[int, int], int]:
-    cached = _INDEX.get(id(model))
-    if cached is not None and cached[0] is model:
-        return cached[1]
-    index = {(cage, offset): i for i, (cage, offset, *_) in enumerate(_sku_slots(model))}
-    _INDEX[id(model)] = (model, index)
-    return index
-
-
-# Every port of a SKU as a spare (admin down), the same for every switch of a model and MTU: built
-# once per process, and a switch's list starts as a copy of it (frozen entries, shared safely).
-_SPARES: dict[tuple[int, int], tuple[PlatformModel, tuple[SonicPort, ...]]] = {}
-
-
-def _spare_ports(model: PlatformModel, mtu: int) -> tuple[SonicPort, ...]:
-    cached = _SPARES.get((id(model), mtu))
-    if cached is not None and cached[0] is model:
-        return cached[1]
-    assert model.sonic is not None
-    sku = model.sonic
-    spares = [SonicPort(spare_name, lanes, alias, cage + 1, sku.port_speed * 1000, sku.fec, mtu, "down", "spare", None)
-              for cage, _, spare_name, lanes, alias in _sku_slots(model)]
-    spares += [SonicPort(extra.name, ",".join(str(lane) for lane in extra.lanes), extra.alias, extra.index,
-                         extra.speed * 1000, extra.fec, mtu, "down", "spare", None) for extra in sku.extra_ports]
-    _SPARES[(id(model), mtu)] = (model, tuple(spares))
-    return _SPARES[(id(model), mtu)][1]
 
 
 def _profile_fields(setting: ProfileSetting, pool: str, static_th: int | None = None) -> dict[str, str]:
