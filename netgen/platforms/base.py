@@ -52,7 +52,11 @@ class RendererPlugin(Protocol):
     """`prepare` gathers everything a device's files depend on (its view, the custom blocks that
     reach it, the model flags the checks read) into one picklable value; `render` turns that value,
     and nothing else, into files. The render cache keys a device on its prepared value, so a plugin
-    whose `render` read anything more would be served stale files."""
+    whose `render` read anything more would be served stale files.
+
+    Optional: `zone_local = True` says `prepare` builds a zone switch's inputs only from what
+    zone_inputs.py covers (its zone, the fabric-wide sections, what crosses zones), so an unchanged
+    zone's switches keep their keys without a view being built; absent means every view is built."""
 
     nos: ClassVar[str]
 

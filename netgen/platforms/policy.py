@@ -92,7 +92,7 @@ class RoutePolicy:
 
 
 @dataclass(frozen=True)
-class _FabricSets:
+class FabricSets:
     """Prefix ranges and route capacities of the whole fabric, computed once per design context."""
 
     ranges: dict[str, list[tuple[str, int, int]]]  # set name -> (prefix, ge, le), per AFI suffix
@@ -112,7 +112,7 @@ def rack_capacity(ctx: DesignContext, zone: Zone) -> int:
 
 
 # id(context) -> (a weak reference to it, its sets): a design context is not hashable (a dataclass).
-_CACHE: dict[int, tuple[weakref.ref[DesignContext], _FabricSets]] = {}
+_CACHE: dict[int, tuple[weakref.ref[DesignContext], FabricSets]] = {}
 
 
 def _slot_prefix(pool: IPv4Network | IPv6Network, slot: int, slots: int) -> str:
@@ -122,7 +122,7 @@ def _slot_prefix(pool: IPv4Network | IPv6Network, slot: int, slots: int) -> str:
     return str(type(pool)((region.base, length), strict=False))
 
 
-def _fabric_sets(ctx: DesignContext) -> _FabricSets:
+def fabric_sets(ctx: DesignContext) -> FabricSets:
     hit = _CACHE.get(id(ctx))
     if hit is not None and hit[0]() is ctx:
         return hit[1]
@@ -161,7 +161,7 @@ def _fabric_sets(ctx: DesignContext) -> _FabricSets:
                 entries.append((where, min(lengths), max(lengths)))
             if entries:
                 ranges[_set_name(afi, zone)] = entries
-    sets = _FabricSets(ranges, capacity, per_rack)
+    sets = FabricSets(ranges, capacity, per_rack)
     for key in [k for k, (ref, _) in _CACHE.items() if ref() is None]:
         del _CACHE[key]  # contexts gone: their ids may be reused
     _CACHE[id(ctx)] = (weakref.ref(ctx), sets)
@@ -181,7 +181,7 @@ def _own(device: Device, afi: str) -> list[str]:
 
 def route_policy(ctx: DesignContext, device: Device, neighbors: list[tuple[str, str, str]]) -> RoutePolicy:
     """The policy of `device`, whose sessions are `neighbors`: (address, peer group, peer device)."""
-    sets = _fabric_sets(ctx)
+    sets = fabric_sets(ctx)
     topo = ctx.topology
     afis = sorted({V6 if group.endswith("_V6") else V4 for _, group, _ in neighbors})
     lists: dict[str, PrefixList] = {}
@@ -245,5 +245,5 @@ def route_policy(ctx: DesignContext, device: Device, neighbors: list[tuple[str, 
                        tuple(sorted(maps.values(), key=lambda m: m.name)), tuple(sessions), neighbor_in)
 
 
-__all__ = ["PrefixList", "PrefixRule", "RouteMap", "RouteMapClause", "RoutePolicy", "SessionPolicy",
+__all__ = ["FabricSets", "PrefixList", "PrefixRule", "RouteMap", "RouteMapClause", "RoutePolicy", "SessionPolicy",
            "rack_capacity", "route_policy"]

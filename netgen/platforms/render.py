@@ -58,6 +58,7 @@ from netgen.intent.fabric import Fabric
 from netgen.platforms import base
 from netgen.platforms.base import Prepared, RenderedFile, RenderError
 from netgen.platforms.services import read_local_users
+from netgen.platforms.zone_inputs import zone_inputs
 from netgen.topology.model import Device
 
 ProgressHook = Callable[[Device], None]
@@ -372,6 +373,7 @@ class WholeRender:
 class _Marker:
     files: Manifest
     keys: dict[str, str]  # device -> render key
+    inputs: dict[str, str]  # device -> its zone's inputs when keyed (zone_inputs.py)
     whole: WholeRender | None
     data: bytes  # as read
 
@@ -425,17 +427,21 @@ def _read_marker(folder: Path, shown: Path) -> _Marker | None:
                 raise ValueError(f"bad entry {name!r}")
             manifest[name] = (size, digest)
         keys: dict[str, str] = {}
+        inputs: dict[str, str] = {}
         for device, entry in doc.get("devices", {}).items():
             key = entry.get("key") if isinstance(entry, dict) else None
-            if key is not None and not (isinstance(key, str) and len(key) == 64):
+            zone = entry.get("inputs") if isinstance(entry, dict) else None
+            if any(value is not None and not (isinstance(value, str) and len(value) == 64) for value in (key, zone)):
                 raise ValueError(f"bad device entry {device!r}")
             if key is not None:
                 keys[device] = key
+                if zone is not None:
+                    inputs[device] = zone
         whole = _whole_render(doc.get("fabric"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise OutputDirError(f"{where}: not a manifest netgen render wrote ({exc}), so netgen cannot tell its files"
                              f" from yours; move what you need out of {shown} and remove it by hand", where) from None
-    return _Marker(manifest, keys, whole, data)
+    return _Marker(manifest, keys, inputs, whole, data)
 
 
 def _unchanged(path: str, size: int, digest: str) -> bool:
@@ -596,7 +602,7 @@ def _component(name: str, what: str) -> str:
 
 
 def _manifest(entries: Mapping[str, tuple[int, str]], keys: Mapping[str, str],
-              whole: WholeRender | None = None) -> bytes:
+              whole: WholeRender | None = None, inputs: Mapping[str, str] | None = None) -> bytes:
     files = {name: {"bytes": size, "sha256": digest} for name, (size, digest) in sorted(entries.items())}
     doc: dict[str, Any] = {
         "written_by": "netgen render",
@@ -604,10 +610,14 @@ def _manifest(entries: Mapping[str, tuple[int, str]], keys: Mapping[str, str],
                 " not listed here (or a listed file changed); a device whose render key is unchanged"
                 " keeps its files",
         "format": MANIFEST_FORMAT, "files": files,
-        "devices": {device: {"key": key} for device, key in sorted(keys.items())}}
+        "devices": {device: _device_entry(key, (inputs or {}).get(device)) for device, key in sorted(keys.items())}}
     if whole is not None:
         doc["fabric"] = whole.as_dict()
     return (json.dumps(doc, indent=1) + "\n").encode("utf-8")
+
+
+def _device_entry(key: str, inputs: str | None) -> dict[str, str]:
+    return {"key": key} if inputs is None else {"key": key, "inputs": inputs}
 
 
 def _write_new(path: Path, data: bytes) -> None:
@@ -793,6 +803,11 @@ class _Stage:
             complete[device] = complete.get(device, True) and name in self.survey.files
         return {device: key for device, key in marker.keys.items() if complete.get(device)}
 
+    def kept_inputs(self) -> dict[str, str]:
+        """The zone inputs recorded with the kept keys (zone_inputs.py)."""
+        marker = self._marker()
+        return {} if marker is None else marker.inputs
+
     def _previous(self, devices: set[str]) -> Manifest:
         """The manifest entries of `devices` in DIR as it was inspected."""
         previous = self._marker()
@@ -813,7 +828,8 @@ class _Stage:
             _link_or_copy(self.output / name, self.dir / name)
             self.entries[name] = entry
 
-    def updated_in_place(self, devices: set[str], keys: Mapping[str, str], whole: WholeRender | None) -> bool:
+    def updated_in_place(self, devices: set[str], keys: Mapping[str, str], whole: WholeRender | None,
+                         inputs: Mapping[str, str] | None = None) -> bool:
         """When nothing was written and every file of DIR is kept (no device gone), DIR's files already
         are the new DIR's: DIR is inspected once more (files added or changed meanwhile are refused,
         as the swap would refuse them), its manifest is replaced by a rename if it is not already
@@ -827,7 +843,7 @@ class _Stage:
         if len(old) != len(marker.files):
             return False
         self._look_again()
-        data = _manifest(old, keys, whole)
+        data = _manifest(old, keys, whole, inputs)
         if marker.data != data:
             assert self.before is not None
             _write_new(self.dir / MARKER, data)
@@ -848,14 +864,15 @@ class _Stage:
             raise OutputDirError(f"{self.output}: {_named(gone)} went away while netgen rendered; run the render"
                                  " again", self.output)
 
-    def finish(self, keys: Mapping[str, str], whole: WholeRender | None = None) -> tuple[int, int]:
+    def finish(self, keys: Mapping[str, str], whole: WholeRender | None = None,
+               inputs: Mapping[str, str] | None = None) -> tuple[int, int]:
         """Write the manifest and swap the new DIR in; (files, bytes)."""
         assert self.dir is not None
         before, staging = self.before, self.dir
         mode = stat.S_IMODE(before.st_mode) if before is not None else _umask_mode()
         if before is None:  # keep the set-group-ID bit a new directory inherits from its parent
             mode |= stat.S_IMODE(os.lstat(staging).st_mode) & stat.S_ISGID
-        _write_new(staging / MARKER, _manifest(self.entries, keys, whole))
+        _write_new(staging / MARKER, _manifest(self.entries, keys, whole, inputs))
         if before is not None:
             written = [staging / MARKER, *(staging / d for d in {n.split("/", 1)[0] for n in self.entries}),
                        *(staging / n for n in self.entries)]
@@ -950,17 +967,28 @@ def render_fabric(ctx: DesignContext, output: Path | None, names: list[str] | No
         return _result(Path(), measured, skipped)
     with _Stage(output, ahead) as stage:  # refuses (nothing changed) before spending the render time
         previous = stage.kept_keys() if reuse else {}
-        written, skipped = _render_outcomes(ctx, devices, previous, progress, _Writer(stage.dir))
+        inputs = zone_inputs(ctx, load_plugins(), code_digest(), _StablePickler)
+        # a zone switch whose zone inputs are those it was keyed with has that key: no view built
+        recorded = stage.kept_inputs()
+        same = {d.name for d in devices if d.name in previous and d.name in inputs
+                and recorded.get(d.name) == inputs[d.name]}
+        written, skipped = _render_outcomes(ctx, [d for d in devices if d.name not in same], previous, progress,
+                                            _Writer(stage.dir))
+        for name in same:
+            written[name] = Written(previous[name], None)
+            if progress:
+                progress(ctx.topology.devices[name])
+        written = {d.name: written[d.name] for d in devices if d.name in written}
         for outcome in written.values():
             stage.record(outcome)
         reused = {name for name, outcome in written.items() if outcome.files is None}
         keys = {name: outcome.key for name, outcome in written.items() if outcome.key is not None}
         record = (WholeRender(whole[0], whole[1], {nos: sorted(found) for nos, found in skipped.items()})
                   if whole is not None and names is None and len(keys) == len(written) else None)
-        if not stage.updated_in_place(reused, keys, record):
+        if not stage.updated_in_place(reused, keys, record, inputs):
             if reused:
                 stage.keep(reused)
-            stage.finish(keys, record)
+            stage.finish(keys, record, inputs)
     return _result(output, written, skipped, files=len(stage.entries),
                    size=sum(size for size, _ in stage.entries.values()))
 

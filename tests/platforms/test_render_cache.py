@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from netgen.platforms import render
 from netgen.platforms.render import MARKER
@@ -305,3 +306,53 @@ def test_design_errors_come_before_a_hash_that_cannot_be_read(small_data, write_
     result = run_cli("render", str(write_fabric(data)), "-o", str(out), "--json")
     assert result.exit_code == 2 and "NETGEN_TEST_HASH" in json.loads(result.stdout)["error"]
     assert not out.exists()
+
+
+def _prepared_devices(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Names of the devices whose views are built from now on (renders of small run in this process)."""
+    built: list[str] = []
+    for plugin in render.load_plugins().values():
+        original = plugin.prepare
+
+        def prepare(ctx, device, original=original):
+            built.append(device.name)
+            return original(ctx, device)
+        monkeypatch.setattr(plugin, "prepare", prepare)
+    return built
+
+
+def test_a_rack_added_to_one_zone_builds_no_view_of_another_zone(small_data, write_fabric, tmp_path, monkeypatch):
+    """zone_inputs.py: zone 1's switches keep their keys from their zone's digest, unbuilt."""
+    data = _cacheable_small(small_data)
+    del data["aggregation"]["expected_oversubscription"]  # a fifth rack in zone 2 changes its CTSWs' ratio
+    fabric, out, cold = write_fabric(data), tmp_path / "out", tmp_path / "cold"
+    _render(fabric, out)
+    recorded = _marker(out)["devices"]
+    assert {d for d, entry in recorded.items() if "inputs" in entry} == {d for d in recorded if d.startswith("z0")}
+    data["zones"][1] = {**json.loads(json.dumps(data["zones"][1])), "racks": 5}
+    fabric.write_text(yaml.safe_dump(data, sort_keys=False))  # the same file: its secrets' paths stay
+    built = _prepared_devices(monkeypatch)
+    report = _render(fabric, out)
+    assert not [d for d in built if d.startswith("z01-")]
+    assert {d for d in built if d.startswith("atsw")} == {"atsw01", "atsw02"}  # they see every zone
+    assert "z02-rtsw005" in built and report["devices"] == 19
+    monkeypatch.undo()
+    _render(fabric, cold, "--no-reuse")
+    assert _tree(out) == _tree(cold)
+
+
+def test_a_manifest_without_zone_inputs_builds_every_view_and_keeps_the_same_devices(small_data, write_fabric,
+                                                                                    tmp_path, monkeypatch):
+    """A DIR written before zone inputs (keys only): every view is built and keyed, as before."""
+    data = _cacheable_small(small_data)
+    fabric, out = write_fabric(data), tmp_path / "out"
+    _render(fabric, out)
+    doc = _marker(out)
+    doc["devices"] = {d: {"key": entry["key"]} for d, entry in doc["devices"].items()}
+    (out / MARKER).write_text(json.dumps(doc))
+    data["description"] = "another description, which no switch sees"
+    fabric.write_text(yaml.safe_dump(data, sort_keys=False))
+    built = _prepared_devices(monkeypatch)
+    assert _render(fabric, out)["reused"] == 18
+    assert sorted(built) == sorted(doc["devices"])
+    assert all("inputs" in _marker(out)["devices"][d] for d in doc["devices"] if d.startswith("z0"))

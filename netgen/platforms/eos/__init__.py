@@ -22,6 +22,8 @@ class EosInputs:
 
 class EosRenderer:
     nos: ClassVar[str] = "eos"
+    # views of zone switches read only what zone_inputs.py covers (tests/platforms/test_zone_inputs.py)
+    zone_local: ClassVar[bool] = True
 
     def prepare(self, ctx: DesignContext, device: Device) -> Prepared:
         return Prepared(device.name, EosInputs(build_view(ctx, device),

@@ -36,6 +36,8 @@ class SonicInputs:
 
 class SonicRenderer:
     nos: ClassVar[str] = "sonic"
+    # views of zone switches read only what zone_inputs.py covers (tests/platforms/test_zone_inputs.py)
+    zone_local: ClassVar[bool] = True
 
     def prepare(self, ctx: DesignContext, device: Device) -> Prepared:
         blocks = tuple(b for b in blocks_for(ctx.fabric.custom_config, device) if b.sonic_config_db or b.frr)
