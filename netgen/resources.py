@@ -8,6 +8,7 @@ checkout's own.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
@@ -19,7 +20,17 @@ def data_dir(name: str) -> Path:
     return packaged if packaged.is_dir() else PACKAGE.parent / name
 
 
+def user_cache_dir() -> Path | None:
+    """Where netgen keeps what it can recompute (ECMP what-if results, compiled templates):
+    $XDG_CACHE_HOME/netgen, else ~/.cache/netgen (None: no home directory to put it in)."""
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    try:
+        return (Path(base) if os.path.isabs(base) else Path.home() / ".cache") / "netgen"
+    except RuntimeError:
+        return None
+
+
 TEMPLATES = data_dir("templates")
 ROLES = data_dir("roles")
 
-__all__ = ["ROLES", "TEMPLATES", "data_dir"]
+__all__ = ["ROLES", "TEMPLATES", "data_dir", "user_cache_dir"]

@@ -105,48 +105,79 @@ def _v4(value: int, prefix: int) -> IPv4Interface:
     return IPv4Interface((value % _V4_SPACE, prefix))
 
 
+def _v6(value: int, prefix: int) -> IPv6Interface:
+    return IPv6Interface((value % _V6_SPACE, prefix))
+
+
 class _Ipv4Interfaces:
     """IPv4 interfaces made from integers, sharing one network object per subnet: the two ends of a
     /31, a rack's NICs. IPv4Interface((int, prefix)) builds and checks a network for every address,
     half of the expansion of a large fabric (meta-24k: 84k interfaces). The fields are the ones
     ipaddress's own constructor sets; `reliable` checks at import that the result equals what the
-    constructor gives in value, text, hash and fields, and the constructor is used if it ever does not."""
+    constructor gives in value, text, hash and fields, and the constructor is used if it ever does not.
+    _Ipv6Interfaces does the same for IPv6 (meta-24k: 31k /127 ends and loopbacks)."""
+
+    kind: type[IPv4Interface] | type[IPv6Interface] = IPv4Interface
+    space, bits = _V4_SPACE, 32
+    samples: tuple[tuple[int, int], ...] = (
+        (0x0A000001, 31), (0x0A000000, 31), (0xC0A80A05, 26), (0xFFFFFFFF, 32), (7, 0))
 
     def __init__(self) -> None:
-        self.networks: dict[tuple[int, int], IPv4Network] = {}
+        self.networks: dict[tuple[int, int], IPv4Network | IPv6Network] = {}
+        self.fast = _FAST_INTERFACES.get(type(self), False)
 
-    def __call__(self, value: int, prefix: int) -> IPv4Interface:
-        if not _FAST_INTERFACES:
-            return _v4(value, prefix)
-        value %= _V4_SPACE
-        key = (value & (_V4_SPACE - (1 << (32 - prefix))), prefix)
+    def real(self, value: int, prefix: int) -> IPv4Interface | IPv6Interface:
+        return self.kind((value % self.space, prefix))
+
+    def made(self, value: int, prefix: int) -> IPv4Interface | IPv6Interface:
+        if not self.fast:
+            return self.real(value, prefix)
+        value %= self.space
+        key = (value & (self.space - (1 << (self.bits - prefix))), prefix)
         network = self.networks.get(key)
         if network is None:
-            network = self.networks[key] = IPv4Network(key)
-        interface = IPv4Interface.__new__(IPv4Interface)
-        interface._ip = value  # type: ignore[attr-defined]
+            network = self.networks[key] = self.real(*key).network
+        interface = self.kind.__new__(self.kind)
+        interface._ip = value  # type: ignore[union-attr]
+        if isinstance(interface, IPv6Interface):
+            interface._scope_id = None  # type: ignore[attr-defined]
         interface.network = network
         interface.netmask = network.netmask
-        interface._prefixlen = prefix  # type: ignore[attr-defined]
+        interface._prefixlen = prefix  # type: ignore[union-attr]
         return interface
 
-    @staticmethod
-    def reliable() -> bool:
-        made = _Ipv4Interfaces()
-        for value, prefix in ((0x0A000001, 31), (0x0A000000, 31), (0xC0A80A05, 26), (0xFFFFFFFF, 32), (7, 0)):
-            fast, real = made(value, prefix), IPv4Interface((value, prefix))
-            if not (fast == real and str(fast) == str(real) and hash(fast) == hash(real)
-                    and vars(fast) == vars(real) and fast.network == real.network and fast.ip == real.ip):
+    def __call__(self, value: int, prefix: int) -> IPv4Interface:
+        made = self.made(value, prefix)
+        assert isinstance(made, IPv4Interface)
+        return made
+
+    @classmethod
+    def reliable(cls) -> bool:
+        made = cls()
+        made.fast = True
+        for value, prefix in cls.samples:
+            fast, real = made.made(value, prefix), made.real(value, prefix)
+            if not (type(fast) is type(real) and fast == real and str(fast) == str(real) and hash(fast) == hash(real)
+                    and vars(fast) == vars(real) and fast.network == real.network and fast.ip == real.ip
+                    and getattr(fast, "_scope_id", None) == getattr(real, "_scope_id", None)):
                 return False
         return True
 
 
-_FAST_INTERFACES = True  # for reliable() itself, which tries the fast path
-_FAST_INTERFACES = _Ipv4Interfaces.reliable()
+class _Ipv6Interfaces(_Ipv4Interfaces):
+    kind = IPv6Interface
+    space, bits = _V6_SPACE, 128
+    samples = ((0xFD000000000000010000000000000000, 127), (0xFD000000000000010000000000000001, 127),
+               (0xFD0000000000000000FF000000000001, 128), (_V6_SPACE - 1, 64), (5, 0))
+
+    def __call__(self, value: int, prefix: int) -> IPv6Interface:  # type: ignore[override]
+        made = self.made(value, prefix)
+        assert isinstance(made, IPv6Interface)
+        return made
 
 
-def _v6(value: int, prefix: int) -> IPv6Interface:
-    return IPv6Interface((value % _V6_SPACE, prefix))
+_FAST_INTERFACES: dict[type[_Ipv4Interfaces], bool] = {}
+_FAST_INTERFACES.update({kind: kind.reliable() for kind in (_Ipv4Interfaces, _Ipv6Interfaces)})
 
 
 class _Builder:
@@ -157,6 +188,16 @@ class _Builder:
         self.topology = Topology(fabric=fabric.name)
         self.overrides = fabric.asn.overrides
         self._v4 = _Ipv4Interfaces()
+        self._v6 = _Ipv6Interfaces()
+        self._allocators: dict[tuple[str, int, int], PortAllocator] = {}
+
+    def _allocator(self, model_name: str, start_cage: int, speed_gbps: int) -> PortAllocator:
+        """One allocator per (model, first cage, speed), shared by every device that places ports
+        that way (every RTSW of a zone): each slot is worked out once."""
+        key = (model_name, start_cage, speed_gbps)
+        if key not in self._allocators:
+            self._allocators[key] = PortAllocator(self.catalog.get(model_name), start_cage, speed_gbps)
+        return self._allocators[key]
 
     # -- helpers -----------------------------------------------------------------------------------
     def _asn(self, name: str, planned: int) -> int:
@@ -226,7 +267,7 @@ class _Builder:
                 name=name, role=Role.ATSW, zone=None, number=number, model=aggregation.atsw_model,
                 nos=model.nos.value, asn=self._asn(name, fabric.asn.atsw),
                 loopback_ipv4=self._v4(loop4.at(number), 32),
-                loopback_ipv6=_v6(loop6.at(number), 128) if loop6 else None,
+                loopback_ipv6=self._v6(loop6.at(number), 128) if loop6 else None,
                 # towards one zone: every link to that zone's CTSWs
                 ecmp_width=max(zone.ctsw_count for zone in self.fabric.zones) * per_pair,
             ))
@@ -272,10 +313,10 @@ class _Builder:
                 name=name, role=Role.CTSW, zone=z, number=number, model=zone.ctsw_model,
                 nos=ctsw_model.nos.value, asn=self._asn(name, fabric.asn.ctsw_base + z),
                 loopback_ipv4=self._v4(loop_ctsw.at(number), 32),
-                loopback_ipv6=_v6(loop6[1].at(number), 128) if loop6 else None,
+                loopback_ipv6=self._v6(loop6[1].at(number), 128) if loop6 else None,
                 ecmp_width=ctsw_uplinks,
             ))
-        ctsw_down = [PortAllocator(ctsw_model, 0, zone.fabric_link_speed) for _ in ctsw_names]
+        ctsw_down = [self._allocator(zone.ctsw_model, 0, zone.fabric_link_speed) for _ in ctsw_names]
 
         host_alloc_start = 0
         host_cages = cages_needed(rtsw_model, nics, zone.nic_speed)
@@ -288,14 +329,14 @@ class _Builder:
             subnet6 = gateway6 = None
             if host6 is not None:
                 base6 = host6.at((rack - 1) << 64)
-                gateway6 = _v6(base6 + 1, 64)
+                gateway6 = self._v6(base6 + 1, 64)
                 subnet6 = gateway6.network
             device = Device(
                 name=name, role=Role.RTSW, zone=z, number=rack, model=zone.rtsw_model,
                 nos=rtsw_model.nos.value,
                 asn=self._asn(name, fabric.asn.rtsw_base + z * fabric.asn.rtsw_zone_stride + rack),
                 loopback_ipv4=self._v4(loop_rtsw.at(rack), 32),
-                loopback_ipv6=_v6(loop6[0].at(rack), 128) if loop6 else None,
+                loopback_ipv6=self._v6(loop6[0].at(rack), 128) if loop6 else None,
                 ecmp_width=uplinks,
                 host_subnet_ipv4=gateway.network,
                 host_gateway_ipv4=gateway,
@@ -303,7 +344,7 @@ class _Builder:
                 host_gateway_ipv6=gateway6,
             )
             self._add_device(device)
-            host_alloc = PortAllocator(rtsw_model, host_alloc_start, zone.nic_speed)
+            host_alloc = self._allocator(zone.rtsw_model, host_alloc_start, zone.nic_speed)
             for host in range(1, zone.hosts_per_rack + 1):
                 hname = host_name(fabric, z, rack, host)
                 for nic in range(1, zone.nics_per_host + 1):
@@ -315,7 +356,7 @@ class _Builder:
                         ipv4=self._v4(subnet_base + 2 + index, host_plen),
                         gateway_ipv4=gateway.ip,
                     ))
-            up_alloc = PortAllocator(rtsw_model, up_start, zone.fabric_link_speed)
+            up_alloc = self._allocator(zone.rtsw_model, up_start, zone.fabric_link_speed)
             for c_index, cname in enumerate(ctsw_names):
                 for k in range(lpp):
                     up_index = c_index * lpp + k
@@ -337,8 +378,8 @@ class _Builder:
         up_dev, up_slot = upper
         lo_port, up_port = lo_slot.name, up_slot.name
         up_ip4, lo_ip4 = self._v4(upper4, 31), self._v4(upper4 + 1, 31)
-        up_ip6 = _v6(upper6, 127) if upper6 is not None else None
-        lo_ip6 = _v6(upper6 + 1, 127) if upper6 is not None else None
+        up_ip6 = self._v6(upper6, 127) if upper6 is not None else None
+        lo_ip6 = self._v6(upper6 + 1, 127) if upper6 is not None else None
         self._port(lo_dev, lo_slot, speed, PortKind.UPLINK, up_dev, up_port, cable_m, lo_ip4, lo_ip6)
         self._port(up_dev, up_slot, speed, PortKind.DOWNLINK, lo_dev, lo_port, cable_m, up_ip4, up_ip6)
         self.topology.links.append(Link(
@@ -354,7 +395,6 @@ class _Builder:
         fabric = self.fabric
         pools = self.pools
         ctsw_model = self.catalog.get(zone.ctsw_model)
-        atsw_model = self.catalog.get(aggregation.atsw_model)
         _, agg_links4 = pools.region(pools.p2p4, zone.id).halves()
         agg_links6 = pools.region(pools.p2p6, zone.id).halves()[1] if pools.p2p6 else None
         uplinks = aggregation.uplinks_per_ctsw
@@ -367,10 +407,10 @@ class _Builder:
                       agg_links6.size)
         down_floor = cages_needed(ctsw_model, zone.racks * zone.links_per_rtsw_ctsw, zone.fabric_link_speed)
         up_start = top_group_start(ctsw_model, uplinks, speed, down_floor)
-        atsw_allocs = {n: PortAllocator(atsw_model, 0, speed) for n in range(1, aggregation.atsw_count + 1)}
+        atsw_alloc = self._allocator(aggregation.atsw_model, 0, speed)  # every ATSW lays zones out alike
         for number in range(1, zone.ctsw_count + 1):
             cname = ctsw_name(fabric, zone.id, number)
-            up_alloc = PortAllocator(ctsw_model, up_start, speed)
+            up_alloc = self._allocator(zone.ctsw_model, up_start, speed)
             for k in range(uplinks):
                 atsw_number = k % aggregation.atsw_count + 1
                 atsw_index = zone_base + (number - 1) * per_pair + k // aggregation.atsw_count
@@ -379,7 +419,7 @@ class _Builder:
                 self._link(
                     LinkTier.CTSW_ATSW, speed, aggregation.cable_length_m,
                     lower=(cname, up_alloc.slot(k)),
-                    upper=(aname, atsw_allocs[atsw_number].slot(atsw_index)),
+                    upper=(aname, atsw_alloc.slot(atsw_index)),
                     upper4=agg_links4.at(2 * link_index),
                     upper6=agg_links6.at(2 * link_index) if agg_links6 else None,
                 )

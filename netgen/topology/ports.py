@@ -48,7 +48,7 @@ class PortSlot:
 class PortAllocator:
     """Maps the i-th logical port of a group (same speed, contiguous cages) to a cage and a name."""
 
-    __slots__ = ("_lanes", "_model", "_namer", "_per_cage", "_start")
+    __slots__ = ("_lanes", "_made", "_model", "_namer", "_per_cage", "_start")
 
     def __init__(self, model: PlatformModel, start_cage: int, speed_gbps: int) -> None:
         self._model = model
@@ -56,11 +56,15 @@ class PortAllocator:
         self._per_cage = model.ports_per_cage(speed_gbps)
         self._lanes = max(1, model.lanes_per_port // self._per_cage)
         self._start = start_cage
+        self._made: dict[int, PortSlot] = {}  # slots are frozen: one allocator may serve many devices
 
     def slot(self, index: int) -> PortSlot:
-        cage = self._start + index // self._per_cage
-        offset = (index % self._per_cage) * self._lanes
-        return PortSlot(cage, offset, self._lanes, self._namer(self._model, cage, offset))
+        made = self._made.get(index)
+        if made is None:
+            cage = self._start + index // self._per_cage
+            offset = (index % self._per_cage) * self._lanes
+            made = self._made[index] = PortSlot(cage, offset, self._lanes, self._namer(self._model, cage, offset))
+        return made
 
 
 def cages_needed(model: PlatformModel, ports: int, speed_gbps: int) -> int:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from netgen.intent.fabric import Fabric
+from netgen.resources import user_cache_dir
 from netgen.topology.expand import links_per_ctsw_atsw
 from netgen.topology.model import Device, Role
 
@@ -122,13 +123,12 @@ def _draw(flows: int, links: int, qps: int, trials: int, seed: int, flow_gbps: f
 @lru_cache(maxsize=1)
 def _result_store() -> _ResultStore | None:
     """The store for this code and numpy, or None where there is no cache directory or numpy."""
-    base = os.environ.get("XDG_CACHE_HOME") or ""
+    folder = user_cache_dir()
     try:
-        folder = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
         digest = hashlib.sha256(Path(__file__).read_bytes() + metadata.version("numpy").encode())
-    except (OSError, RuntimeError, metadata.PackageNotFoundError):
+    except (OSError, metadata.PackageNotFoundError):
         return None
-    return _ResultStore(folder / "netgen" / f"ecmp-{digest.hexdigest()[:24]}.json")
+    return None if folder is None else _ResultStore(folder / f"ecmp-{digest.hexdigest()[:24]}.json")
 
 
 CACHE_ENTRIES = 4096  # a full cache starts over: a few hundred bytes per fabric shape

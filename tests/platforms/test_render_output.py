@@ -16,11 +16,13 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from click.testing import Result
 
 from netgen.platforms import render
@@ -460,15 +462,35 @@ def test_the_look_ahead_answers_for_a_replaceable_dir_only(rendered, tmp_path):
     where = render.output_path(rendered)
     ahead = render.InspectionAhead.start(rendered)
     assert ahead is not None
-    before, survey = ahead.take(where)
-    assert before.st_ino == where.stat().st_ino
-    assert set(survey.files) == set(json.loads((rendered / MARKER).read_text())["files"]) != set()
-    assert survey.marker is not None and set(survey.marker.files) == set(survey.files)
+    look = ahead.take(where)
+    assert look.before.st_ino == where.stat().st_ino
+    assert set(look.survey.files) == set(json.loads((rendered / MARKER).read_text())["files"]) != set()
+    assert look.survey.marker is not None and set(look.survey.marker.files) == set(look.survey.files)
+    shutil.rmtree(look.staging)  # the stage's to remove, once taken
     (rendered / "mine.txt").write_text("mine")
     refused_ahead = render.InspectionAhead.start(rendered)
     assert refused_ahead.take(where) is None  # the stage looks itself, and reports what it finds
     other = render.InspectionAhead.start(rendered)
     assert other.take(render.output_path(tmp_path / "elsewhere")) is None  # not the DIR it looked at
+    no_staging(rendered.parent)  # neither left the staging directory its child had begun
+
+
+def test_the_look_ahead_stages_every_verified_file_as_a_link(rendered):
+    look = render.InspectionAhead.start(rendered).take(render.output_path(rendered))
+    try:
+        assert look.prestaged == {RTSW}
+        staged = {str(p.relative_to(look.staging)): p.stat().st_ino for p in look.staging.rglob("*") if p.is_file()}
+        assert staged == {str(p.relative_to(rendered)): p.stat().st_ino
+                          for p in rendered.rglob("*") if p.is_file() and p.name != MARKER}
+        assert stat.S_IMODE(look.staging.stat().st_mode) == 0o700  # private until the swap
+    finally:
+        shutil.rmtree(look.staging)
+
+
+def test_a_look_ahead_of_a_new_dir_stages_nothing(tmp_path):
+    look = render.InspectionAhead.start(tmp_path / "new").take(render.output_path(tmp_path / "new"))
+    assert look.before is None and look.staging is None and look.prestaged == frozenset()
+    no_staging(tmp_path)
 
 
 def test_a_render_takes_the_look_ahead_as_its_first_look(rendered, monkeypatch):
@@ -513,3 +535,58 @@ def test_a_look_ahead_not_taken_is_stopped_and_reaped(rendered):
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
     assert ahead.take(render.output_path(rendered)) is None
+    no_staging(rendered.parent)  # and what its child had staged is gone
+
+
+def test_a_device_rendered_again_over_its_staged_files_keeps_none_of_them(small_data, write_fabric, tmp_path):
+    """Zone 1's RTSWs lose their custom FRR block: their custom-config.json, staged ahead as a link
+    to the old file, must not survive into the new DIR; devices gone from the fabric go too."""
+    out = tmp_path / "out"
+    fabric = write_fabric(small_data)
+    assert run_cli("render", str(fabric), "-o", str(out)).exit_code == 0
+    assert (out / RTSW / "custom-config.json").exists()
+    small_data.pop("custom_config")
+    small_data["zones"][0] = {**json.loads(json.dumps(small_data["zones"][0])), "racks": 3}
+    del small_data["aggregation"]["expected_oversubscription"]  # three racks: another ratio
+    fabric.write_text(yaml.safe_dump(small_data, sort_keys=False))
+    result = run_cli("render", str(fabric), "-o", str(out), "--json")
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (out / RTSW).iterdir()) == ["config_db.json", "frr.conf"]
+    assert not (out / "z01-rtsw004").exists()
+    manifest = json.loads((out / MARKER).read_text())["files"]
+    assert set(manifest) == {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and p.name != MARKER}
+    no_staging(tmp_path)
+
+
+def _trash(folder: Path) -> list[str]:
+    return [p.name for p in folder.iterdir() if ".trash-" in p.name]
+
+
+def _gone_soon(folder: Path) -> bool:
+    for _ in range(200):
+        if not _trash(folder):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_large_old_dir_is_removed_by_a_detached_process(tmp_path, monkeypatch):
+    """Above BACKGROUND_MIN_DEVICES the swapped-out DIR goes to trash beside it, removed after the
+    command by a process of its own, which also removes trash a killed one left."""
+    monkeypatch.setattr(render, "BACKGROUND_MIN_DEVICES", 0)
+    out, eos = tmp_path / "out", "z02-rtsw001"  # an EOS switch: kept when unchanged (zone 1's take FRR lines)
+    assert cli_render(out, eos).exit_code == 0
+    left = tmp_path / ".out.trash-0badc0de"  # what a deleter killed half-way leaves
+    (left / "old" / RTSW).mkdir(parents=True)
+    (left / "old" / RTSW / "frr.conf").write_text("old")
+    inode = (out / eos / f"{eos}.cfg").stat().st_ino
+    assert cli_render(out, eos, RTSW).exit_code == 0
+    assert _gone_soon(tmp_path), _trash(tmp_path)
+    no_staging(tmp_path)
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == [RTSW, eos]
+    assert (out / eos / f"{eos}.cfg").stat().st_ino == inode  # kept: the same file, linked
+
+
+def test_a_small_old_dir_is_removed_in_place(rendered, tmp_path):
+    assert cli_render(rendered, RTSW, RTSW2).exit_code == 0
+    assert _trash(tmp_path) == [] and no_staging(tmp_path) is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import sys
-from ipaddress import IPv4Interface, IPv4Network
+from ipaddress import IPv4Interface, IPv4Network, IPv6Interface
 
 import pytest
 
@@ -159,33 +159,34 @@ def test_meta_24k_shape():
     assert all(dataclasses.asdict(p)["speed_gbps"] == 400 for p in atsw)
 
 
-def _ipv4_interfaces(topology):
-    """Every IPv4 interface of a topology: device addresses, port and link ends, sessions, NICs."""
+def _interfaces(topology):
+    """Every interface of a topology: device addresses, port and link ends, sessions, NICs."""
     found = []
     for device in topology.devices.values():
         found += [getattr(device, f.name) for f in dataclasses.fields(device)]
     for ports in topology.ports.values():
-        found += [port.ipv4 for port in ports]
+        found += [address for port in ports for address in (port.ipv4, port.ipv6)]
     for link in topology.links:
-        found += [link.lower.ipv4, link.upper.ipv4]
+        found += [link.lower.ipv4, link.upper.ipv4, link.lower.ipv6, link.upper.ipv6]
     found += [getattr(s, f.name) for s in topology.sessions for f in dataclasses.fields(s)]
     found += [nic.ipv4 for nic in topology.host_nics]
-    return [value for value in found if isinstance(value, IPv4Interface)]
+    return [value for value in found if isinstance(value, IPv4Interface | IPv6Interface)]
 
 
 @pytest.mark.parametrize("fabric", [SMALL, META], ids=["small", "meta-24k"])
 def test_interfaces_made_from_integers_are_those_ipaddress_makes(fabric, monkeypatch):
-    """The expansion builds IPv4 interfaces without ipaddress's constructor (a shared network per
-    subnet): each must be the constructor's in value, text, hash and fields, and the topology equal
-    to the one the constructor gives."""
+    """The expansion builds IPv4 and IPv6 interfaces without ipaddress's constructor (a shared
+    network per subnet): each must be the constructor's in value, text, hash and fields, and the
+    topology equal to the one the constructor gives."""
     expand_module = sys.modules["netgen.topology.expand"]
-    assert expand_module._FAST_INTERFACES  # the fast path is what runs here
+    assert all(expand_module._FAST_INTERFACES.values())  # the fast path is what runs here
     fast = topology_of(fabric)
-    made = _ipv4_interfaces(fast)
-    assert len(made) > 100
+    made = _interfaces(fast)
+    assert sum(isinstance(i, IPv4Interface) for i in made) > 100
+    assert sum(isinstance(i, IPv6Interface) for i in made) > (100 if fabric == SMALL else -1)
     for interface in made:
-        real = IPv4Interface(str(interface))
-        assert (interface, str(interface), hash(interface), vars(interface)) == (
-            real, str(real), hash(real), vars(real))
-    monkeypatch.setattr(expand_module, "_FAST_INTERFACES", False)
+        real = type(interface)(str(interface))
+        assert (interface, str(interface), hash(interface), vars(interface), getattr(interface, "_scope_id", None)) == (
+            real, str(real), hash(real), vars(real), getattr(real, "_scope_id", None))
+    monkeypatch.setattr(expand_module, "_FAST_INTERFACES", {})
     assert topology_of(fabric) == fast
