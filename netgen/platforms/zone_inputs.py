@@ -14,13 +14,16 @@ warm re-render. Yet a view of a zone switch (RTSW or CTSW) is made from little:
   sets and route capacities (policy.fabric_sets, built from every zone).
 
 The zone's digest covers all of that, so a switch whose zone digest is the one DIR's manifest
-recorded for it has the render key recorded with it, and its view need not be built. ATSWs see
-every zone and are always keyed from their views.
+recorded for it has the render key recorded with it, and its view need not be built. An ATSW links
+to every zone: its digest is taken from the topology instead, the fabric-wide part above plus its
+own record, its ports and its peers' records (a few hundred objects, not the view's thousands).
 
 A renderer plugin takes part only if it says so (`zone_local = True`): its `prepare` reads nothing
-of the design context beyond the above. tests/platforms/test_zone_inputs.py changes every field of
-one zone, adds and removes zones, and checks that every switch of another zone whose digest stays
-the same keeps its render key; a new Zone field fails that test until it is listed there.
+of the design context beyond the fabric-wide part, the device's own record, ports and peers' records
+(for a zone switch, a function of its zone's entry and what crosses zones).
+tests/platforms/test_zone_inputs.py changes every field of one zone, adds and removes zones, and
+checks that every switch whose digest stays the same keeps its render key; a new Zone field fails
+that test until it is listed there.
 """
 
 from __future__ import annotations
@@ -48,7 +51,8 @@ def zone_local(plugin: base.RendererPlugin) -> bool:
 
 def zone_inputs(ctx: DesignContext, plugins: Mapping[str, base.RendererPlugin], code: bytes,
                 pickler: type[pickle.Pickler]) -> dict[str, str]:
-    """Device name -> its zone's digest, for every RTSW and CTSW whose NOS plugin is zone-local.
+    """Device name -> its inputs' digest (an RTSW's or CTSW's: its zone's) for every switch whose
+    NOS plugin is zone-local.
     Empty where a local user's hash cannot be read (the render reports that itself). `code`: the
     code digest of render keys; `pickler`: the stable pickler of render keys (equal values, equal
     bytes in every process)."""
@@ -71,5 +75,20 @@ def zone_inputs(ctx: DesignContext, plugins: Mapping[str, base.RendererPlugin], 
         digest.update(b"\0zone\0" + zone.model_dump_json().encode("utf-8"))
         by_zone[zone.id] = digest.hexdigest()
     local = {nos for nos, plugin in plugins.items() if zone_local(plugin)}
-    return {name: by_zone[device.zone] for name, device in topology.devices.items()
-            if device.zone is not None and device.nos in local and device.zone in by_zone}
+    digests: dict[str, str] = {}
+    for name, device in topology.devices.items():
+        if device.nos not in local:
+            continue
+        if device.zone is not None:
+            if device.zone in by_zone:
+                digests[name] = by_zone[device.zone]
+            continue
+        # an ATSW: its own record, its ports and its peers' records (every zone's CTSWs it links to)
+        ports = topology.ports[name]
+        peers = [topology.devices[peer] for peer in sorted({port.peer_device for port in ports})]
+        own = io.BytesIO()
+        pickler(own, protocol=5).dump((device, ports, peers))
+        digest = common.copy()
+        digest.update(b"\0switch\0" + own.getvalue())
+        digests[name] = digest.hexdigest()
+    return digests

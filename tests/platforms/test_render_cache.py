@@ -328,13 +328,13 @@ def test_a_rack_added_to_one_zone_builds_no_view_of_another_zone(small_data, wri
     fabric, out, cold = write_fabric(data), tmp_path / "out", tmp_path / "cold"
     _render(fabric, out)
     recorded = _marker(out)["devices"]
-    assert {d for d, entry in recorded.items() if "inputs" in entry} == {d for d in recorded if d.startswith("z0")}
+    assert {d for d, entry in recorded.items() if "inputs" in entry} == set(recorded)
     data["zones"][1] = {**json.loads(json.dumps(data["zones"][1])), "racks": 5}
     fabric.write_text(yaml.safe_dump(data, sort_keys=False))  # the same file: its secrets' paths stay
     built = _prepared_devices(monkeypatch)
     report = _render(fabric, out)
     assert not [d for d in built if d.startswith("z01-")]
-    assert {d for d in built if d.startswith("atsw")} == {"atsw01", "atsw02"}  # they see every zone
+    assert not [d for d in built if d.startswith("atsw")]  # their links are those they had
     assert "z02-rtsw005" in built and report["devices"] == 19
     monkeypatch.undo()
     _render(fabric, cold, "--no-reuse")
@@ -355,4 +355,4 @@ def test_a_manifest_without_zone_inputs_builds_every_view_and_keeps_the_same_dev
     built = _prepared_devices(monkeypatch)
     assert _render(fabric, out)["reused"] == 18
     assert sorted(built) == sorted(doc["devices"])
-    assert all("inputs" in _marker(out)["devices"][d] for d in doc["devices"] if d.startswith("z0"))
+    assert all("inputs" in entry for entry in _marker(out)["devices"].values())

@@ -1,10 +1,12 @@
 """Zone inputs (netgen/platforms/zone_inputs.py) are sound: change one zone in every way the intent
-allows, and every switch of another zone whose zone digest stayed the same still has the render
-key its full view gives. And they are useful: adding a rack to one zone leaves the others' digests."""
+allows, and every switch whose digest stayed the same (another zone's RTSWs and CTSWs, the ATSWs)
+still has the render key its full view gives. And they are useful: adding a rack to one zone leaves
+the other zones' digests and the ATSWs'."""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from netgen.intent.fabric import Zone, ZoneCables
 from netgen.platforms.render import _StablePickler, code_digest, load_plugins, render_keys
 from netgen.platforms.zone_inputs import zone_inputs
 from netgen.topology import expand
+from tests.conftest import SMALL
 
 pytestmark = pytest.mark.render
 
@@ -112,4 +115,36 @@ def test_adding_a_rack_leaves_the_other_zones_digests(small_data, write_fabric):
     zone_1 = {name for name in inputs if name.startswith("z01-")}
     assert zone_1 and {name: after[name] for name in zone_1} == {name: inputs[name] for name in zone_1}
     assert all(after[name] != inputs[name] for name in inputs if name.startswith("z02-"))
-    assert not any(name.startswith("atsw") for name in after)  # the ATSWs see every zone: always keyed
+    atsws = {name for name in inputs if name.startswith("atsw")}  # a rack more changes no CTSW uplink
+    assert atsws and {name: after[name] for name in atsws} == {name: inputs[name] for name in atsws}
+
+
+def test_an_atsw_digest_changes_with_its_links(small_data, write_fabric):
+    path = write_fabric(small_data)
+    _, inputs = _keyed(path)
+    data = copy.deepcopy(small_data)
+    data["aggregation"]["cable_length_m"] = 400  # fabric-wide; and every ATSW port's cable
+    _, after = _keyed(_rewritten(path, data))
+    assert all(after[name] != inputs[name] for name in inputs)
+
+
+@pytest.mark.parametrize("part", ["own record", "a port", "a peer's record"])
+def test_an_atsw_digest_covers_what_its_view_reads_of_the_topology(part):
+    """An ATSW's view reads its own record, its ports and its peers' records: a change to any one
+    of them changes its digest."""
+    loaded = load_fabric(SMALL)
+    ctx = DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog))
+    before = zone_inputs(ctx, load_plugins(), code_digest(), _StablePickler)
+    topology = ctx.topology
+    if part == "own record":
+        topology.devices["atsw01"] = dataclasses.replace(topology.devices["atsw01"], asn=65000)
+    elif part == "a port":
+        port = topology.ports["atsw01"][0]
+        topology.ports["atsw01"][0] = dataclasses.replace(port, peer_port=port.peer_port + "0")
+    else:
+        peer = topology.ports["atsw01"][0].peer_device
+        topology.devices[peer] = dataclasses.replace(topology.devices[peer], asn=65001)
+    after = zone_inputs(ctx, load_plugins(), code_digest(), _StablePickler)
+    assert after["atsw01"] != before["atsw01"]
+    if part == "a port":  # (an ATSW's record is also every CTSW's peer: in every digest)
+        assert after["atsw02"] == before["atsw02"]
