@@ -21,6 +21,13 @@ A render of every device also records the fabric's key (fabric_key: the validate
 catalog, the local users' hashes, netgen's code, the renderers). The same key into a DIR that holds
 what its manifest lists, unchanged, is that render already: it is reported from the manifest
 without expanding, checking or keying the fabric (unchanged_render).
+
+A changed fabric is keyed without building every view: the manifest also keeps each switch's zone
+inputs (zone_inputs.py), and a switch whose inputs are the recorded ones has the recorded key. Its
+files are linked into the staging directory before the render knows it keeps them: the child that
+takes DIR's first look (InspectionAhead) stages every device while this process expands the fabric,
+and the render clears the devices it writes again. The swapped-out DIR of a large render is removed
+by a detached process after the command (_remove_tree).
 """
 
 from __future__ import annotations
