@@ -701,19 +701,38 @@ class _Look:
 
 def _prestage(output: Path, staging: Path, survey: _Survey) -> frozenset[str]:
     """Every device of DIR whose listed files the survey verified, linked into the staging directory
-    the way `keep` links them: the devices a warm render keeps are there before it knows which."""
+    the way `keep` links them: the devices a warm render keeps are there before it knows which. A
+    device counts only if each link is the very file the survey read (not one put in its place
+    since); where the file system has no links, `keep` copies the kept devices' files instead."""
     marker = survey.marker
     if marker is None:
         return frozenset()
     files: dict[str, list[str]] = {}
     for name in marker.files:
         files.setdefault(name.split("/", 1)[0], []).append(name)
-    complete = sorted(device for device, names in files.items() if all(n in survey.files for n in names))
-    for device in complete:
+    staged = []
+    for device in sorted(device for device, names in files.items() if all(n in survey.files for n in names)):
         os.mkdir(staging / device)
-        for name in files[device]:
-            _link_or_copy(output / name, staging / name)
-    return frozenset(complete)
+        linked = [_link(output / name, staging / name) for name in files[device]]
+        if not all(linked):  # no links on this file system: nothing more to stage
+            shutil.rmtree(staging / device)
+            break
+        if any(os.lstat(staging / name).st_ino != survey.files[name][0] for name in files[device]):
+            shutil.rmtree(staging / device)  # a file put in place of the one read: `keep` decides
+            continue
+        staged.append(device)
+    return frozenset(staged)
+
+
+def _link(source: Path, target: Path) -> bool:
+    """A hard link, or False where the file system makes none."""
+    try:
+        os.link(source, target, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno not in _NO_LINKS:
+            raise
+        return False
+    return True
 
 
 class InspectionAhead:
@@ -979,15 +998,14 @@ def write_atomically(rendered: dict[str, list[RenderedFile]], output: Path, keys
         return stage.finish(keys or {})
 
 
+_NO_LINKS = (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK, errno.EXDEV)  # link(2): none made here
+
+
 def _link_or_copy(source: Path, target: Path) -> None:
     """The previous render's file in the new directory without writing it again: a hard link (the
     same file system: staging is beside DIR), or a copy where the file system has no links. If the
     old file changes before the swap, the swap's second look at the old DIR refuses."""
-    try:
-        os.link(source, target, follow_symlinks=False)
-    except OSError as exc:
-        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK, errno.EXDEV):
-            raise
+    if not _link(source, target):
         fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         with os.fdopen(fd, "rb") as fh:
             _write_new(target, fh.read())

@@ -9,6 +9,7 @@ as root; elsewhere they skip and say why.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -590,3 +591,44 @@ def test_a_large_old_dir_is_removed_by_a_detached_process(tmp_path, monkeypatch)
 def test_a_small_old_dir_is_removed_in_place(rendered, tmp_path):
     assert cli_render(rendered, RTSW, RTSW2).exit_code == 0
     assert _trash(tmp_path) == [] and no_staging(tmp_path) is None
+
+
+def _surveyed(out: Path) -> Any:
+    survey = render._Survey()
+    render._check_replaceable(render.output_path(out), survey)
+    return survey
+
+
+def test_a_file_put_in_place_of_the_one_read_is_not_staged(rendered, tmp_path):
+    """Between the look and the link a file is replaced (another inode, same bytes): its device is
+    left for `keep`, which the swap's second look guards."""
+    survey = _surveyed(rendered)
+    target = next((rendered / RTSW).iterdir())
+    replacement = tmp_path / "replacement"
+    replacement.write_bytes(target.read_bytes())
+    os.replace(replacement, target)
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    assert render._prestage(render.output_path(rendered), staging, survey) == frozenset()
+    assert list(staging.iterdir()) == []
+
+
+def test_without_hard_links_nothing_is_staged_and_kept_files_are_copied(small_data, write_fabric, tmp_path,
+                                                                        monkeypatch):
+    out, eos = tmp_path / "out", "z02-rtsw001"
+    assert cli_render(out, eos, RTSW).exit_code == 0
+    survey = _surveyed(out)
+    staging = tmp_path / "staging"
+    staging.mkdir()
+
+    def no_links(*args, **kwargs):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    assert render._prestage(render.output_path(out), staging, survey) == frozenset()
+    assert list(staging.iterdir()) == []
+    before = (out / eos / f"{eos}.cfg").read_bytes()
+    result = cli_render(out, eos, RTSW)
+    assert result.exit_code == 0 and json.loads(result.stdout)["reused"] == 1
+    assert (out / eos / f"{eos}.cfg").read_bytes() == before
+    no_staging(tmp_path)
