@@ -18,6 +18,7 @@ import gc
 from collections.abc import Iterator
 from dataclasses import replace
 from ipaddress import IPv4Interface, IPv4Network, IPv6Interface, IPv6Network
+from typing import cast
 
 from netgen.intent.catalog import Catalog
 from netgen.intent.fabric import Aggregation, Fabric, Zone
@@ -118,6 +119,8 @@ class _Ipv4Interfaces:
     _Ipv6Interfaces does the same for IPv6 (meta-24k: 31k /127 ends and loopbacks)."""
 
     kind: type[IPv4Interface] | type[IPv6Interface] = IPv4Interface
+    network_kind: type[IPv4Network] | type[IPv6Network] = IPv4Network
+    scoped = False  # IPv6 addresses carry a scope id (None here, as the constructor sets it)
     space, bits = _V4_SPACE, 32
     samples: tuple[tuple[int, int], ...] = (
         (0x0A000001, 31), (0x0A000000, 31), (0xC0A80A05, 26), (0xFFFFFFFF, 32), (7, 0))
@@ -136,20 +139,19 @@ class _Ipv4Interfaces:
         key = (value & (self.space - (1 << (self.bits - prefix))), prefix)
         network = self.networks.get(key)
         if network is None:
-            network = self.networks[key] = self.real(*key).network
+            # the network the interface's constructor builds (its address is already the network's)
+            network = self.networks[key] = self.network_kind(key)
         interface = self.kind.__new__(self.kind)
         interface._ip = value  # type: ignore[union-attr]
-        if isinstance(interface, IPv6Interface):
-            interface._scope_id = None  # type: ignore[attr-defined]
+        if self.scoped:
+            interface._scope_id = None  # type: ignore[union-attr]
         interface.network = network
         interface.netmask = network.netmask
         interface._prefixlen = prefix  # type: ignore[union-attr]
         return interface
 
     def __call__(self, value: int, prefix: int) -> IPv4Interface:
-        made = self.made(value, prefix)
-        assert isinstance(made, IPv4Interface)
-        return made
+        return cast(IPv4Interface, self.made(value, prefix))
 
     @classmethod
     def reliable(cls) -> bool:
@@ -166,14 +168,14 @@ class _Ipv4Interfaces:
 
 class _Ipv6Interfaces(_Ipv4Interfaces):
     kind = IPv6Interface
+    network_kind = IPv6Network
+    scoped = True
     space, bits = _V6_SPACE, 128
     samples = ((0xFD000000000000010000000000000000, 127), (0xFD000000000000010000000000000001, 127),
                (0xFD0000000000000000FF000000000001, 128), (_V6_SPACE - 1, 64), (5, 0))
 
     def __call__(self, value: int, prefix: int) -> IPv6Interface:  # type: ignore[override]
-        made = self.made(value, prefix)
-        assert isinstance(made, IPv6Interface)
-        return made
+        return cast(IPv6Interface, self.made(value, prefix))
 
 
 _FAST_INTERFACES: dict[type[_Ipv4Interfaces], bool] = {}
