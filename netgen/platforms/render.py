@@ -334,7 +334,10 @@ def _render_outcomes(ctx: DesignContext, devices: Iterable[Device], previous: Ma
             if progress:
                 progress(device)
         return rendered, skipped
-    chunks = [[d.name for d in todo[i:i + CHUNK_DEVICES]] for i in range(0, len(todo), CHUNK_DEVICES)]
+    # Striped, not cut in runs: a fabric lists a zone's CTSWs together, and after one rack more they
+    # are most of what is rendered, so one run of them would keep one worker busy while the other idles.
+    count = -(-len(todo) // CHUNK_DEVICES)
+    chunks = [[d.name for d in todo[i::count]] for i in range(count)]
     _FORKED[:] = [(ctx, plugins, previous, sink, one)]
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
