@@ -61,9 +61,10 @@ class RendererPlugin(Protocol):
     and nothing else, into files. The render cache keys a device on its prepared value, so a plugin
     whose `render` read anything more would be served stale files.
 
-    Optional: `zone_local = True` says `prepare` builds a zone switch's inputs only from what
-    zone_inputs.py covers (its zone, the fabric-wide sections, what crosses zones), so an unchanged
-    zone's switches keep their keys without a view being built; absent means every view is built."""
+    Optional: `zone_local = True` says `prepare` reads only what zone_inputs.py covers (the
+    fabric-wide sections and what crosses zones; a zone switch's zone, an ATSW's own record, ports
+    and peers), so a switch whose inputs are unchanged keeps its key without its view being built;
+    absent means every view is built."""
 
     nos: ClassVar[str]
 

@@ -391,7 +391,7 @@ class WholeRender:
 class _Marker:
     files: Manifest
     keys: dict[str, str]  # device -> render key
-    inputs: dict[str, str]  # device -> its zone's inputs when keyed (zone_inputs.py)
+    inputs: dict[str, str]  # device -> the digest of its inputs it was keyed with (zone_inputs.py)
     whole: WholeRender | None
     data: bytes  # as read
 
@@ -893,7 +893,8 @@ class _Stage:
         return {device: key for device, key in marker.keys.items() if complete.get(device)}
 
     def kept_inputs(self) -> dict[str, str]:
-        """The zone inputs recorded with the kept keys (zone_inputs.py)."""
+        """The zone inputs DIR's manifest recorded per device (zone_inputs.py); render_fabric trusts
+        one only for a device whose key kept_keys keeps."""
         marker = self._marker()
         return {} if marker is None else marker.inputs
 

@@ -45,7 +45,7 @@ from netgen.topology.model import Role
 
 
 def zone_local(plugin: base.RendererPlugin) -> bool:
-    """Whether a plugin's views of zone switches are built only from what zone_inputs covers."""
+    """Whether a plugin's views are built only from what zone_inputs covers."""
     return getattr(plugin, "zone_local", False) is True
 
 

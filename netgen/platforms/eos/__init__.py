@@ -22,7 +22,7 @@ class EosInputs:
 
 class EosRenderer:
     nos: ClassVar[str] = "eos"
-    # views of zone switches read only what zone_inputs.py covers (tests/platforms/test_zone_inputs.py)
+    # its views read only what zone_inputs.py covers (tests/platforms/test_zone_inputs.py)
     zone_local: ClassVar[bool] = True
 
     def prepare(self, ctx: DesignContext, device: Device) -> Prepared:
