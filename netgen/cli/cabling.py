@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 
 import click
-from rich.markup import escape
 
 from netgen.cabling.plan import COLUMNS, bill, cabling_plan
 from netgen.cli.common import (
     EXIT_OK,
     cli,
     emit_json,
+    escape,
     fabric_argument,
     fail,
     json_option,

@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as markup_escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from netgen import __version__
+from netgen.safe_text import visible, without_controls
 
 if TYPE_CHECKING:  # the models and checks load with the command that needs them, not with `--help`
     from netgen.checks import DesignContext, Finding
@@ -30,9 +32,26 @@ if TYPE_CHECKING:  # the models and checks load with the command that needs them
 
 EXIT_OK, EXIT_DESIGN, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
+
+
+def escape(text: str) -> str:
+    """Untrusted text (a name, a path, a device's or a server's answer) for a console line: its
+    markup escaped and every control character shown as an escape, so it can neither style nor
+    break the line, nor act on the terminal."""
+    return markup_escape(visible(text))
+
+
+class SafeConsole(Console):
+    """A console that never passes a control character through: what `escape` missed (text put
+    in a message without it, a table cell) is shown escaped. netgen's own line breaks stay."""
+
+    def render_str(self, text: str, **options: Any) -> Text:
+        return super().render_str(without_controls(text), **options)
+
+
 # No highlighting and no :emoji: codes: user text is printed as given (and markup-escaped).
-out = Console(highlight=False, soft_wrap=True, emoji=False)
-err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+out = SafeConsole(highlight=False, soft_wrap=True, emoji=False)
+err = SafeConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -123,7 +142,10 @@ class NetgenGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+        except click.ClickException as exc:  # usage errors quote what was typed: shown, never acted on
+            vars(exc)["message"] = visible(exc.message)  # click types it Final; it is a plain instance attribute
+            raise
+        except (click.exceptions.Exit, click.exceptions.Abort):
             raise
         except KeyboardInterrupt:
             err.print("[red]interrupted[/]")

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
-from rich.markup import escape
 from rich.table import Table
 
 from netgen.checks import DesignContext
@@ -23,6 +22,7 @@ from netgen.cli.common import (
     counts,
     emit_json,
     err,
+    escape,
     fabric_argument,
     input_failure,
     json_option,

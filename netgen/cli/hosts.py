@@ -6,12 +6,12 @@ import sys
 from pathlib import Path
 
 import click
-from rich.markup import escape
 
 from netgen.cli.common import (
     EXIT_OK,
     cli,
     emit_json,
+    escape,
     fabric_argument,
     json_option,
     load_checked,

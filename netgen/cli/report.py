@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 import click
-from rich.markup import escape
 
 from netgen.cli.common import (
     EXIT_DESIGN,
@@ -15,6 +14,7 @@ from netgen.cli.common import (
     cli,
     counts,
     emit_json,
+    escape,
     fabric_argument,
     fail,
     input_failure,

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.markup import escape
 from rich.table import Table
 
 from netgen.cli.common import (
@@ -19,6 +18,7 @@ from netgen.cli.common import (
     cli,
     emit_json,
     err,
+    escape,
     fabric_argument,
     fail,
     json_option,

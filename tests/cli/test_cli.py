@@ -159,3 +159,30 @@ def test_render_as_a_process_ends_with_its_exit_code_and_all_its_output(outcome,
     assert proc.returncode == payload["exit_code"] == {"rendered": 0, "design error": 1}[outcome]
     if outcome == "rendered":
         assert payload["devices"] == len([p for p in (tmp_path / "out").iterdir() if p.is_dir()]) > 0
+
+
+@pytest.mark.parametrize("command", [
+    ["scheduler", str(SMALL), "--format", "slurm", "-o"],
+    ["render", str(SMALL), "--device", "z01-rtsw001", "-o"],
+])
+def test_a_name_with_escapes_and_newlines_is_shown_never_acted_on(command, tmp_path):
+    """A file name is the user's, but it may come from anywhere (a script, a PR branch): an escape
+    sequence in it must not recolour or move the terminal, and a newline must not print a line that
+    looks like netgen's own."""
+    name = tmp_path / "out\x1b[31mred\nerror: forged\r\u202eevil"
+    result = subprocess.run([sys.executable, "-m", "netgen.cli", *command, str(name)], capture_output=True,
+                            text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    shown = result.stdout + result.stderr
+    assert not any(ch in shown for ch in "\x1b\r\u202e")
+    assert not any(line.startswith("error: forged") for line in shown.splitlines())
+    assert "\\x1b[31mred\\x0aerror: forged\\x0d\\u202eevil" in shown
+
+
+def test_an_input_error_quoting_what_was_typed_shows_its_escapes(tmp_path):
+    missing = tmp_path / "fabric\x1b]0;retitled\x07.yaml"
+    result = subprocess.run([sys.executable, "-m", "netgen.cli", "show", str(missing)],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 2
+    assert "file not found" in result.stderr
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr

@@ -23,7 +23,7 @@ def _loaded_after(args: list[str]) -> set[str]:
 
 
 def test_help_imports_no_command_module_and_no_model():
-    assert _loaded_after(["--help"]) == {"netgen", "netgen.cli", "netgen.cli.common"}
+    assert _loaded_after(["--help"]) == {"netgen", "netgen.cli", "netgen.cli.common", "netgen.safe_text"}
 
 
 def test_a_command_imports_its_family_only():
