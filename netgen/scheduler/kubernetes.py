@@ -30,6 +30,30 @@ HOSTNAME_LABEL = "kubernetes.io/hostname"
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")  # Kubernetes label values, <= 63
 
 
+# An object's metadata.name (Node, Topology, ResourceFlavor, HyperNode): a DNS subdomain name as
+# RFC 1123 defines it, which the API server checks (Kubernetes docs, "Object Names and IDs"):
+# <= 253 characters, lower-case letters, digits, '-' and '.', each dot-separated part starting and
+# ending with a letter or digit.
+_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_OBJECT_NAME = re.compile(rf"^{_DNS_LABEL}(\.{_DNS_LABEL})*$")
+
+
+def object_name(value: str, what: str) -> str:
+    """`value` as a Kubernetes object name, or ValueError saying which rule it breaks."""
+    if len(value) > 253 or not _OBJECT_NAME.match(value):
+        raise ValueError(f"{what} {value!r} is not a valid Kubernetes object name (a DNS subdomain name:"
+                         " <= 253 characters, lower-case letters, digits, '-' and '.', each part between dots"
+                         " starting and ending with a letter or digit)")
+    return value
+
+
+def fabric_object_name(fabric: str) -> str:
+    """The name of the objects that stand for the whole fabric (Kueue's Topology and ResourceFlavor,
+    and the fabric label's value): the fabric's name lower-cased with '_' as '-', since a fabric name
+    may hold capitals and underscores and an object name may not."""
+    return label_value(object_name(fabric.lower().replace("_", "-"), f"fabric name {fabric!r} as"))
+
+
 def label_value(value: str) -> str:
     if len(value) > 63 or not _LABEL_VALUE.match(value):
         raise ValueError(f"{value!r} is not a valid Kubernetes label value (<= 63 characters: letters, digits,"
@@ -42,7 +66,7 @@ def _dump(documents: list[dict[str, Any]], header: str) -> str:
 
 
 def kueue(topo: SchedulerTopology) -> str:
-    name = label_value(topo.fabric)
+    name = fabric_object_name(topo.fabric)
     docs: list[dict[str, Any]] = [
         {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Topology", "metadata": {"name": name},
          "spec": {"levels": [{"nodeLabel": ZONE_LABEL}, {"nodeLabel": RACK_LABEL}, {"nodeLabel": HOSTNAME_LABEL}]}},
@@ -52,16 +76,20 @@ def kueue(topo: SchedulerTopology) -> str:
     for zone in topo.zones:
         for rack in zone.racks:
             for host in rack.hosts:
-                docs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": host, "labels": {
-                    FABRIC_LABEL: name, ZONE_LABEL: label_value(zone.switch), RACK_LABEL: label_value(rack.switch)}}})
+                labels = {FABRIC_LABEL: name, ZONE_LABEL: label_value(zone.switch),
+                          RACK_LABEL: label_value(rack.switch)}
+                docs.append({"apiVersion": "v1", "kind": "Node",
+                             "metadata": {"name": object_name(host, "host"), "labels": labels}})
     return _dump(docs, f"# netgen: Kueue topology-aware scheduling for fabric {topo.fabric}: the Topology, a\n"
                        "# ResourceFlavor naming it, and the node labels (kubectl apply merges them into the nodes)\n")
 
 
 def _hypernode(name: str, tier: int, tier_name: str, kind: str, members: list[str]) -> dict[str, Any]:
-    return {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": name},
+    return {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode",
+            "metadata": {"name": object_name(name, "HyperNode")},
             "spec": {"tier": tier, "tierName": tier_name,
-                     "members": [{"type": kind, "selector": {"exactMatch": {"name": m}}} for m in members]}}
+                     "members": [{"type": kind, "selector": {"exactMatch": {"name": object_name(m, kind)}}}
+                                 for m in members]}}
 
 
 def volcano(topo: SchedulerTopology) -> str:

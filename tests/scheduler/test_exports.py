@@ -4,6 +4,7 @@ plugin's alignment rule, the Kueue and Volcano objects, topograph's model, and h
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import yaml
@@ -120,3 +121,30 @@ def test_scheduler_json_and_file_output(tmp_path):
                    "hosts": 16}
     assert target.read_text().count("SwitchName=") == 11
     assert [p.name for p in tmp_path.iterdir()] == ["topology.conf"]  # no temporary file left
+
+
+_OBJECT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")  # RFC 1123 subdomain
+
+
+@pytest.mark.parametrize("fmt", ["kueue", "volcano"])
+def test_object_names_are_ones_the_api_server_takes(small_data, write_fabric, fmt):
+    """A fabric name may hold capitals and underscores; a Kubernetes object name may not (kubectl
+    apply refuses `metadata.name: Small_Lab`). The objects standing for the fabric take its name
+    lower-cased with '-' for '_', and the fabric label the same value, so the flavor still selects."""
+    small_data["name"] = "Small_Lab.A"
+    docs = list(yaml.safe_load_all(_export(write_fabric(small_data), fmt)))
+    for doc in docs:
+        assert _OBJECT_NAME.match(doc["metadata"]["name"]), doc["metadata"]["name"]
+        assert len(doc["metadata"]["name"]) <= 253
+    if fmt == "kueue":
+        topology, flavor, *nodes = docs
+        assert topology["metadata"]["name"] == flavor["metadata"]["name"] == "small-lab.a"
+        assert flavor["spec"]["nodeLabels"] == {"netgen.io/fabric": "small-lab.a"}
+        assert {n["metadata"]["labels"]["netgen.io/fabric"] for n in nodes} == {"small-lab.a"}
+
+
+def test_a_fabric_name_no_object_can_take_is_refused_with_exit_2(small_data, write_fabric):
+    small_data["name"] = "lab..a"  # an empty part between dots: no lower-casing makes it a name
+    result = run_cli("scheduler", str(write_fabric(small_data)), "--format", "kueue", "--json")
+    assert result.exit_code == 2, result.output
+    assert "not a valid Kubernetes object name" in json.loads(result.stdout)["error"]
