@@ -9,7 +9,16 @@ from collections.abc import Iterator
 from typing import ClassVar
 
 from netgen.checks.base import DesignContext, Finding, devices_text, error, register, warning
-from netgen.hosts.plan import host_qos, qps_per_connection
+from netgen.hosts.plan import (
+    NCCL_CONF_MAX_FIELD,
+    hca_names,
+    host_qos,
+    nccl_environment,
+    nic_dscp_settings,
+    qps_per_connection,
+)
+from netgen.intent.fabric import Fabric
+from netgen.platforms.features import dscp_to_tc
 from netgen.topology.model import Device, Role
 
 # Bytes a RoCEv2 packet adds to its payload inside the IP MTU: IPv4 20 + UDP 8 + BTH 12 + ICRC 4
@@ -113,7 +122,8 @@ class QpsSpreadOverPaths:
 @register
 class HostMtuFits:
     code: ClassVar[str] = "NG705"
-    title: ClassVar[str] = "Host MTU fits the fabric and carries the RoCE MTU; every rail has an RDMA device"
+    title: ClassVar[str] = ("Host MTU fits the fabric and carries the RoCE MTU; every rail has an RDMA device"
+                            " whose name fits NCCL's config file")
 
     def run(self, ctx: DesignContext) -> Iterator[Finding]:
         fabric = ctx.fabric
@@ -135,6 +145,13 @@ class HostMtuFits:
                 yield error(self.code, "hosts.hca_names",
                             f"hosts in zone(s) {', '.join(str(z.id) for z in short)} have up to {rails} NICs but"
                             f" hca_names lists {len(hosts.hca_names)}", "list one RDMA device per rail, rail 0 first")
+        rails = max(zone.nics_per_host for zone in fabric.zones)
+        hca = dict(nccl_environment(fabric, hca_names(fabric, rails), host_qos(fabric)))["NCCL_IB_HCA"]
+        if len(hca) > NCCL_CONF_MAX_FIELD:
+            yield error(self.code, "hosts.hca_names",
+                        f"NCCL_IB_HCA would be {len(hca)} characters; NCCL's config-file reader keeps"
+                        f" {NCCL_CONF_MAX_FIELD} of a value (src/misc/param.cc, setEnvFile), so nccl.conf"
+                        " would cut the device list", "use shorter RDMA device names")
 
 
 @register
@@ -169,3 +186,40 @@ class EnoughQps:
                           f" {self.SEED}); {advice}",
                           f"set hashing.qps_per_connection (or hosts.nccl.qps_per_connection) to"
                           f" {best.qps if best else 128}; `netgen whatif ecmp` shows the figures")
+
+
+def switch_dscp_priorities(fabric: Fabric) -> dict[int, int]:
+    """Every DSCP's 802.1Q priority as the switches have it: the traffic class their DSCP map gives it
+    (netgen.platforms.features.dscp_to_tc, the SONiC DSCP_TO_TC_MAP and EOS `qos map dscp` rows),
+    except the lossless class, whose traffic class sits on the PFC priority (SONiC
+    TC_TO_PRIORITY_GROUP_MAP and pfc_enable, EOS `priority-flow-control priority P no-drop`): a PFC
+    frame names a priority, so the NIC must put exactly those DSCPs on it. Every other class keeps its
+    traffic class as priority, which the NIC's one-to-one priority-to-TC map turns back into the same
+    TC (the CTS one strict on both sides)."""
+    lossless = fabric.qos.lossless
+    return {dscp: lossless.pfc_priority if tc == lossless.traffic_class else tc
+            for dscp, tc in dscp_to_tc(fabric).items()}
+
+
+@register
+class NicDscpMapMatchesSwitches:
+    code: ClassVar[str] = "NG707"
+    title: ClassVar[str] = "Every DSCP 0-63 has the same priority on the NICs as on the switches"
+
+    def run(self, ctx: DesignContext) -> Iterator[Finding]:
+        fabric = ctx.fabric
+        switches = switch_dscp_priorities(fabric)
+        for setting in nic_dscp_settings(fabric):
+            expected = switches[setting.dscp]
+            if setting.priority == expected:
+                continue
+            paused = fabric.qos.lossless.pfc_priority
+            effect = ("; the NIC pauses it with RoCE where the switches treat it as lossy"
+                      if setting.priority == paused else
+                      "; the switches pause it but a pause does not stop it at the NIC"
+                      if expected == paused else "")
+            yield error(self.code, f"hosts ({fabric.hosts.nic} NICs)",
+                        f"DSCP {setting.dscp} is on priority {setting.priority} at the NIC ({setting.setting})"
+                        f" but on priority {expected} at the switches{effect}",
+                        "drop the host pin that moves it (hosts.nccl.traffic_class sets Thor2's roce_dscp), or"
+                        " put the DSCP in the class the NIC gives it")

@@ -26,7 +26,7 @@ from netgen.platforms.render import OutputDirError, write_atomically
 @cli.command()
 @fabric_argument
 @click.option("-o", "--output", type=click.Path(readable=False, path_type=Path), metavar="DIR",
-              help="Write DIR/<class>/{nccl.env, nic-qos.sh, host.json} and DIR/inventory/hosts.json"
+              help="Write DIR/<class>/{nccl.env, nccl.conf, nic-qos.sh, host.json} and DIR/inventory/hosts.json"
                    " (replaced whole, atomically). Without it, print the settings and write nothing.")
 @json_option
 def hosts(fabric: str, output: Path | None, as_json: bool) -> None:

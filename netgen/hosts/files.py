@@ -1,20 +1,27 @@
-"""The files `netgen hosts` writes: per host class an NCCL env file, the NIC QoS scripts for its NIC
-family and a JSON document of every setting; one inventory of every host and its rails. Values are
-worked out here; the templates (templates/hosts/) hold only the shell and env syntax."""
+"""The files `netgen hosts` writes: per host class the NCCL settings twice (nccl.env for a shell to
+source, nccl.conf for NCCL's own config-file reader), the NIC QoS scripts for its NIC family and a JSON
+document of every setting; one inventory of every host and its rails. Values are worked out here; the
+templates (templates/hosts/) hold only the shell and config-file syntax."""
 
 from __future__ import annotations
 
 import json
+import shlex
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
 import jinja2
 
-from netgen.hosts.plan import PRIORITIES, HostClass, HostPlan, HostQos
+from netgen.hosts.plan import NCCL_CONF_MAX_FIELD, PRIORITIES, HostClass, HostPlan, HostQos
 from netgen.intent.fabric import Fabric
 from netgen.platforms.base import RenderedFile, template_env
 
 INVENTORY = "inventory"  # DIR/inventory/hosts.json; a class is never named so (class names end in "nic")
+
+# Per line of a script: the mapping options (--dscp2prio set,D,P) and the `dcb app` pairs (D:P).
+DSCP2PRIO_PER_LINE = 4
+DCB_PAIRS_PER_LINE = 16
 
 # Per NIC family, its scripts: (file written, template).
 SCRIPTS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -41,6 +48,39 @@ def _ets(qos: HostQos, lossless_weight: int) -> tuple[list[str], list[int]]:
     return tsa, bw
 
 
+def _chunks(pairs: Sequence[tuple[int, int]], size: int) -> list[list[tuple[int, int]]]:
+    return [list(pairs[i:i + size]) for i in range(0, len(pairs), size)]
+
+
+def nccl_conf_lines(nccl: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The NCCL settings as NCCL's config file holds them: KEY=VALUE, the value verbatim. The reader
+    (NVIDIA/nccl src/misc/param.cc, setEnvFile) splits a line at its first '=', keeps every other byte
+    (no quotes, no trimming), ends a line at its newline and cuts names and values at 1023 bytes; a
+    value it could not read back whole is refused here (NG705 stops such an intent first)."""
+    for key, value in nccl:
+        if len(key) > NCCL_CONF_MAX_FIELD or len(value) > NCCL_CONF_MAX_FIELD or any(c in value for c in "\n\r\0"):
+            raise ValueError(f"{key}: NCCL's config-file reader cannot read this value back whole")
+    return list(nccl)
+
+
+def thor2_dscp_order(qos: HostQos) -> list[tuple[int, int]]:
+    """The DSCP map in the order Thor2 needs it: the CNP DSCP's entry last (Broadcom bnxt_re README.TXT,
+    "DCB Settings": the DSCP App TLV for CNP is programmed after every other App TLV)."""
+    pairs = [pair for pair in qos.dscp_priority if pair[0] != qos.cnp_dscp]
+    return pairs + [pair for pair in qos.dscp_priority if pair[0] == qos.cnp_dscp]
+
+
+def bnxt_re_configfs_value(value: int) -> str:
+    """A number as Broadcom's bnxt_re configfs reads it: hex with its 0x. Its cc store functions parse
+    hex: sscanf(buf, "%x") in bnxt_re 233.2.77.9 and in the copy openEuler bundles (configfs.c,
+    roce_dscp_store / cnp_dscp_store / roce_prio_store / cnp_prio_store; the kernel's sscanf %x
+    skips a leading 0x: lib/kstrtox.c _parse_integer_fixup_radix), kstrtouint(buf, 0) in another
+    release, which reads "0x1a" as 26 as well. A bare "26" is 0x26 = 38 to the former, and "48" is
+    refused (0x48 > 0x3F), stopping a `set -e` script. Broadcom's bnxt_setupcc.sh writes them the
+    same way (printf "0x%x")."""
+    return f"{value:#x}"
+
+
 def _view(fabric: Fabric, host_class: HostClass) -> dict[str, Any]:
     qos = host_class.qos
     lossless = fabric.qos.lossless
@@ -49,8 +89,13 @@ def _view(fabric: Fabric, host_class: HostClass) -> dict[str, Any]:
     thor_tc = ["1" if p == qos.pfc_priority else "2" if p == qos.strict_priority else "0" for p in range(PRIORITIES)]
     return {
         "name": host_class.name, "fabric": fabric.name, "hosts": host_class.hosts, "hcas": list(host_class.hcas),
-        "nccl": list(host_class.nccl), "trust": qos.trust, "dscp_priority": list(qos.dscp_priority),
-        "dscp_prio_pairs": " ".join(f"{d}:{p}" for d, p in qos.dscp_priority),
+        # sh reads `export KEY=VALUE`; shlex.quote leaves a value of safe characters (=mlx5_0:1,...) as is
+        "nccl_exports": [(key, shlex.quote(value)) for key, value in host_class.nccl],
+        "nccl_conf": nccl_conf_lines(host_class.nccl),
+        "trust": qos.trust,
+        "dscp2prio_lines": _chunks(qos.dscp_priority, DSCP2PRIO_PER_LINE),
+        "dcb_dscp_lines": _chunks(qos.dscp_priority, DCB_PAIRS_PER_LINE),
+        "thor_dcb_dscp_lines": _chunks(thor2_dscp_order(qos), DCB_PAIRS_PER_LINE),
         "pfc": ",".join(map(str, qos.pfc_flags)), "pfc_priority": qos.pfc_priority,
         "strict_priority": qos.strict_priority,
         "prio_tc": ",".join(str(p) for p in range(PRIORITIES)), "tsa": ",".join(tsa), "tcbw": ",".join(map(str, bw)),
@@ -63,9 +108,10 @@ def _view(fabric: Fabric, host_class: HostClass) -> dict[str, Any]:
         "traffic_class": qos.traffic_class, "mtu": qos.mtu, "dcqcn": qos.dcqcn,
         "dcqcn_word": "on" if qos.dcqcn else "off", "cc_flag": "0x1" if qos.dcqcn else "0x0",
         "ecn": [(p, int(qos.dcqcn and p == qos.pfc_priority)) for p in range(PRIORITIES)],
-        "lossless_dscp": qos.traffic_class >> 2,
-        # CNPs ride the strict CTS class: its last DSCP (48 by default, NVIDIA's and Broadcom's CNP DSCP)
-        "cnp_dscp": fabric.qos.cts.dscp[-1],
+        "bnxt_roce_dscp": bnxt_re_configfs_value(qos.roce_dscp),
+        "bnxt_roce_prio": bnxt_re_configfs_value(qos.pfc_priority),
+        "bnxt_cnp_dscp": bnxt_re_configfs_value(qos.cnp_dscp),
+        "bnxt_cnp_prio": bnxt_re_configfs_value(qos.strict_priority),
         "summary": (f"trust {qos.trust}, DSCP {'/'.join(map(str, lossless.dscp))} lossless on priority"
                     f" {qos.pfc_priority} (PFC), CTS DSCP {'/'.join(map(str, fabric.qos.cts.dscp))} strict on"
                     f" priority {qos.strict_priority}, DCQCN {'on' if qos.dcqcn else 'off'}, MTU {qos.mtu}"),
@@ -99,12 +145,12 @@ def _json(doc: dict[str, Any]) -> str:
 
 
 def render_hosts(fabric: Fabric, plan: HostPlan) -> dict[str, list[RenderedFile]]:
-    """DIR/<class>/{nccl.env, nic-qos*.sh, host.json} and DIR/inventory/hosts.json."""
+    """DIR/<class>/{nccl.env, nccl.conf, nic-qos*.sh, host.json} and DIR/inventory/hosts.json."""
     env = _env()
     out: dict[str, list[RenderedFile]] = {}
     for name, host_class in sorted(plan.classes.items()):
         view = _view(fabric, host_class)
-        files = [RenderedFile("nccl.env", env.get_template("nccl.env.j2").render(view))]
+        files = [RenderedFile(file, env.get_template(f"{file}.j2").render(view)) for file in ("nccl.env", "nccl.conf")]
         files += [RenderedFile(file, env.get_template(template).render(view))
                   for file, template in SCRIPTS[host_class.nic]]
         files.append(RenderedFile("host.json", _json(class_document(fabric, host_class))))

@@ -571,7 +571,7 @@ CASES: list[Case] = [
                                                                      "ntp": {"servers": ["192.0.2.9"]}}), None),
     Case("NG603", "same-name-narrower", append("custom_config", {"name": "lanz", "tiers": ["rtsw"],
                                                                  "eos_cli": "queue-monitor length\n"}), None),
-    # NG701-NG705: the hosts (`netgen hosts`) against the switches. The small example's hosts follow the
+    # NG701-NG707: the hosts (`netgen hosts`) against the switches. The small example's hosts follow the
     # switches (no `hosts:` section): NCCL_IB_TC 104 = DSCP 26, FIFO 184 = DSCP 46, ECN off, MTU 9000.
     Case("NG701", "oci-tc-41-is-lossy-here", setting("hosts", {"nccl": {"traffic_class": 41}}), ERROR,
          ("NCCL_IB_TC 41 is DSCP 10", "not in the lossless class")),
@@ -610,6 +610,16 @@ CASES: list[Case] = [
                                        setting("hashing.qps_per_connection", 40)), None),
     Case("NG706", "five-tuple-rtsws-are-ng501s", setting("hashing.qps_per_connection", 16), None),
     Case("NG705", "eight-named-hcas", setting("hosts", {"hca_names": [f"mlx5_{i}" for i in range(8)]}), None),
+    # 16 rails of 63-character names: NCCL_IB_HCA is 1,056 characters, nccl.conf's reader keeps 1,023
+    Case("NG705", "hca-list-longer-than-nccl-reads", combine(
+        setting("zones.0.nics_per_host", 16), setting("zones.1.nics_per_host", 16),
+        setting("hosts", {"hca_names": [f"{'r' * 61}{i:02d}" for i in range(16)]})), ERROR,
+         "NCCL_IB_HCA would be 1056 characters"),
+    # NG707: Thor2's bnxt_re roce_dscp follows a pinned NCCL_IB_TC; DSCP 10 is lossy (TC 0) on the switches
+    Case("NG707", "thor2-roce-dscp-pinned-off-the-lossless-class",
+         setting("hosts", {"nic": "thor2", "nccl": {"traffic_class": 40}}), ERROR,
+         ("DSCP 10 is on priority 3 at the NIC", "on priority 0 at the switches")),
+    Case("NG707", "thor2-follows-the-switches", setting("hosts", {"nic": "thor2"}), None),
 ]
 
 

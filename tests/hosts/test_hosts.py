@@ -19,7 +19,10 @@ pytestmark = pytest.mark.render
 
 
 def _env_file(path: Path) -> dict[str, str]:
-    pairs = [line.split("=", 1) for line in path.read_text().splitlines() if line and not line.startswith("#")]
+    """The NCCL settings of a class: nccl.conf's KEY=VALUE lines (tests/hosts/test_host_readers.py reads
+    them the way NCCL does, and nccl.env the way sh does)."""
+    conf = path.with_name("nccl.conf")
+    pairs = [line.split("=", 1) for line in conf.read_text().splitlines() if line and not line.startswith("#")]
     return dict(pairs)
 
 
@@ -138,8 +141,10 @@ def test_the_scripts_parse_and_dcb_takes_their_mappings(small_sides, tmp_path, s
     with_dcb = [script for script in scripts if "dcb app add" in script.read_text()]
     assert len(with_dcb) == 2  # ConnectX inbox, Thor2
     for script in with_dcb:
-        pairs = re.search(r"dcb app add dev \"\$netdev\" dscp-prio ([0-9: ]+)\n", script.read_text()).group(1)
-        done = subprocess.run(["dcb", "app", "add", "dev", "lo", "dscp-prio", *pairs.split()],
+        text = script.read_text().replace("\\\n", "")  # sh joins a backslash-newline
+        pairs = re.search(r"dcb app add dev \"\$netdev\" dscp-prio ([0-9: ]+)\n", text).group(1).split()
+        assert len(pairs) == 64
+        done = subprocess.run(["dcb", "app", "add", "dev", "lo", "dscp-prio", *pairs],
                               capture_output=True, text=True, check=False)
         assert "Operation not supported" in done.stderr, done.stderr
     bad = subprocess.run(["dcb", "app", "add", "dev", "lo", "dscp-prio", "26:9"], capture_output=True, text=True,
@@ -157,8 +162,9 @@ def test_thor2_sets_congestion_control_through_configfs_and_applies_it(small_dat
     script = (out / "thor2-8nic" / "nic-qos.sh").read_text()
     lines = [line.strip() for line in script.splitlines()]
     assert 'echo -n 0x1 > "$cc/ports/1/cc/ecn_enable"' in lines
-    assert 'echo -n 3 > "$cc/ports/1/cc/roce_prio"' in lines and 'echo -n 26 > "$cc/ports/1/cc/roce_dscp"' in lines
-    assert 'echo -n 48 > "$cc/ports/1/cc/cnp_dscp"' in lines
+    # hex, as bnxt_re's configfs reads them (tests/hosts/test_host_readers.py): 0x1a = DSCP 26, 0x30 = 48
+    assert 'echo -n 0x3 > "$cc/ports/1/cc/roce_prio"' in lines and 'echo -n 0x1a > "$cc/ports/1/cc/roce_dscp"' in lines
+    assert 'echo -n 0x30 > "$cc/ports/1/cc/cnp_dscp"' in lines
     apply, enable = 'echo -n 0x1 > "$cc/ports/1/cc/apply"', 'echo -n 0x1 > "$cc/ports/1/cc/ecn_enable"'
     assert lines.index(apply) > lines.index(enable)
     assert not (out / "thor2-8nic" / "nic-qos-inbox.sh").exists()
