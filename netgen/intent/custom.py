@@ -22,6 +22,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
+from netgen.intent.eos_commands import NEGATIONS, command_of
 from netgen.intent.scope import LAYERS, Scoped
 from netgen.intent.types import SafeName
 
@@ -35,7 +36,8 @@ _BLOCK_TEXT = StringConstraints(pattern=r"^[ -~\n]*$", max_length=64_000)
 EOS_REFUSED_WORDS = frozenset({"end", "exit", "commit", "abort", "do", "bash", "run", "copy", "write", "reload",
                                "configure", "rollback", "banner", "comment", "enable", "show"})
 FRR_REFUSED_WORDS = frozenset({"end", "do", "write", "copy", "configure", "show", "clear", "debug"})
-# A secret in clear (TACACS/RADIUS keys, user secrets, SNMP auth, BGP and OSPF passwords).
+# A secret in clear (TACACS/RADIUS keys, user secrets, SNMP auth, BGP and OSPF passwords). A line
+# (or any value) it matches is never echoed back: errors name the line and this keyword only.
 SECRET_WORD = re.compile(r"(^|\s)([\w-]*(key|secret|password|passwd|passphrase|community)|auth|priv)(\s|$)",
                          re.IGNORECASE)
 CONFIG_DB_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
@@ -57,16 +59,38 @@ def _first_word(line: str) -> str:
     return words[0].lower() if words else ""
 
 
+def looks_like_secret(text: str) -> bool:
+    """Whether some line of `text` holds a word that names a secret (SECRET_WORD)."""
+    return SECRET_WORD.search(text) is not None
+
+
 def _secret_free(number: int, line: str) -> None:
-    if SECRET_WORD.search(line):
-        raise ValueError(f"line {number}: looks like a secret ({line.split(maxsplit=1)[0]} ...): secrets are never"
-                         " written in a fabric file; leave this line to the device (deploy.yaml ownership) instead")
+    """Refuse a line that looks like it holds a secret, naming the line and the keyword that says so
+    (a fixed word: key, secret, password, ..., auth, priv) and the word's position, never a word of
+    the line itself: the line may be all secret."""
+    found = SECRET_WORD.search(line)
+    if found:
+        keyword = (found.group(3) or found.group(2)).lower()
+        position = len(line[:found.start(2)].split()) + 1
+        raise ValueError(f"line {number}: looks like a secret (its word {position} is or ends in '{keyword}'; the"
+                         " line is not shown): secrets are never written in a fabric file; leave this line to the"
+                         " device (deploy.yaml ownership) instead")
+
+
+def _keyword_text(word: str) -> str:
+    return repr(word if len(word) <= 40 else word[:37] + "...")
 
 
 def _eos_block(text: str) -> str:
+    """EOS running-config lines as `configure replace` reads them: 3-space indentation, each
+    top-level line a command of global configuration mode that eos_commands.py knows, and lines
+    indented under a top-level line only where it opens a mode. Deeper lines are checked for their
+    indentation only: which of a mode's commands open a mode of their own is not in the table."""
     lines = _lines(text)
     previous = 0
+    parent: tuple[int, tuple[str, ...], bool] = (0, (), False)  # the last top-level line: number, entry, takes lines
     for number, line in enumerate(lines, start=1):
+        _secret_free(number, line)  # first: every later message names a word of the line
         if not line.strip():
             raise ValueError(f"line {number}: empty line (EOS separates blocks with '!')")
         if line != line.rstrip():
@@ -82,7 +106,18 @@ def _eos_block(text: str) -> str:
         if word in EOS_REFUSED_WORDS or word.startswith("!"):
             what = "a comment" if word.startswith("!") else f"'{word}'"
             raise ValueError(f"line {number}: {what} is not accepted in a custom EOS block")
-        _secret_free(number, line)
+        if indent == 0:
+            words = line.split()
+            known = command_of(words)
+            if known is None:
+                keyword = words[1] if word in NEGATIONS and len(words) > 1 else word
+                raise ValueError(f"line {number}: {_keyword_text(keyword.lower())} is not a command of EOS's global"
+                                 " configuration mode that netgen knows (the top-level keywords of EOS 4.x in"
+                                 " netgen/intent/eos_commands.py, from Arista's EOS User Manual)")
+            parent = (number, *known)
+        elif indent == 3 and not parent[2]:
+            raise ValueError(f"line {number}: indented under line {parent[0]} ('{' '.join(parent[1])}'), a command"
+                             " of one line: EOS opens no mode for it, so nothing can sit under it")
         previous = indent
     return "\n".join(lines)
 
@@ -90,6 +125,7 @@ def _eos_block(text: str) -> str:
 def _frr_block(text: str) -> str:
     lines = _lines(text)
     for number, line in enumerate(lines, start=1):
+        _secret_free(number, line)  # first: every later message names a word of the line
         if not line.strip():
             raise ValueError(f"line {number}: empty line (use '!')")
         if line != line.rstrip():
@@ -99,7 +135,6 @@ def _frr_block(text: str) -> str:
         word = _first_word(line)
         if word in FRR_REFUSED_WORDS:
             raise ValueError(f"line {number}: '{word}' is not accepted in a custom FRR block")
-        _secret_free(number, line)
     return "\n".join(lines)
 
 
@@ -189,5 +224,5 @@ def replaced(blocks: list[CustomConfig], role: str, zone: int | None, device: st
     return [block for block in blocks if block.applies(role, zone, device) and id(block) not in kept]
 
 
-__all__ = ["LAYERS", "PARTS_BY_NOS", "AmbiguousLayer", "ConfigDbFragment", "CustomConfig", "EosBlock", "FrrBlock",
-           "layered", "replaced"]
+__all__ = ["LAYERS", "PARTS_BY_NOS", "SECRET_WORD", "AmbiguousLayer", "ConfigDbFragment", "CustomConfig", "EosBlock",
+           "FrrBlock", "layered", "looks_like_secret", "replaced"]

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from netgen.intent.custom import looks_like_secret
 from netgen.intent.errors import InputProblem, NetgenInputError, Path_, dotted, show_value
 from netgen.intent.secrets import SecretRef
 from netgen.intent.types import FILE_PATH_PATTERN, HOSTNAME_PREFIX_PATTERN, NAME_PATTERN, TEXT_PATTERN
@@ -104,9 +105,12 @@ def _problem(
     kind = first["type"]
     line, column = nearest_mark(path, marks)
     messages = list(dict.fromkeys(_message(e) for e in errors))
-    # a secret written where its reference belongs is never echoed back
-    hidden = kind == "missing" or _is_secret_field(model, path[skip:])
-    given: str | None = None if hidden else show_value(first.get("input"))
+    # a secret written where its reference belongs is never echoed back, nor any text that looks
+    # like it holds one (a custom_config line refused as a secret, in whichever error it meets)
+    given_value = first.get("input")
+    hidden = (kind == "missing" or _is_secret_field(model, path[skip:])
+              or (isinstance(given_value, str) and looks_like_secret(given_value)))
+    given: str | None = None if hidden else show_value(given_value)
     allowed = _allowed(first, path, model, skip)
     if kind == "extra_forbidden":
         key = path[-1] if path and path[-1] != "[key]" else path[-2] if len(path) > 1 else "?"

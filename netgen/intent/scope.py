@@ -4,6 +4,7 @@ custom_config): defaults, then tier, then zone, then device."""
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -28,9 +29,15 @@ class Scoped(IntentModel):
         """The narrowest selector given: the entry's place in the layering."""
         return "device" if self.devices else "zone" if self.zones else "tier" if self.tiers else "all"
 
+    @cached_property
+    def device_set(self) -> frozenset[str]:
+        """`devices` as a set: a scope may list thousands of switches and is asked about each switch
+        by every check and render (not a field: model_dump and the render keys leave it out)."""
+        return frozenset(self.devices)
+
     def applies(self, role: str, zone: int | None, device: str) -> bool:
         return ((not self.tiers or role in self.tiers) and (not self.zones or zone in self.zones)
-                and (not self.devices or device in self.devices))
+                and (not self.devices or device in self.device_set))
 
 
 __all__ = ["LAYERS", "Scoped"]
