@@ -36,4 +36,14 @@ def without_controls(text: str) -> str:
     return _UNSAFE_IN_LAYOUT.sub(_escaped, text)
 
 
-__all__ = ["visible", "without_controls"]
+def printable(text: str, limit: int | None = None) -> str:
+    """TEXT safe to show on a terminal: every control or format character (escape sequences,
+    bidirectional overrides, line breaks) a space, runs of spaces one, cut at LIMIT characters."""
+    flat = "".join(ch if ch.isprintable() else " " for ch in text)
+    flat = re.sub(r" {2,}", " ", flat).strip()
+    if limit is not None and len(flat) > limit:
+        flat = flat[:limit].rstrip() + " ..."
+    return flat
+
+
+__all__ = ["printable", "visible", "without_controls"]

@@ -7,13 +7,13 @@ import sys
 from datetime import UTC, datetime
 
 import click
-from rich.markup import escape
 
 from netgen.cli.common import (
     EXIT_OK,
     ProgressBars,
     cli,
     emit_json,
+    escape,
     fabric_argument,
     fail,
     json_option,
@@ -21,8 +21,14 @@ from netgen.cli.common import (
     out,
     write_replacing,
 )
+from netgen.safe_text import printable
 
 TOKEN_VARIABLE = "NAUTOBOT_TOKEN"
+
+
+def _shown(text: str) -> str:
+    """Text that came from the server, safe to print: no control characters, no markup."""
+    return escape(printable(text))
 
 
 def _token(as_json: bool) -> str:
@@ -63,7 +69,9 @@ def push(fabric: str, url: str, dry_run: bool, as_json: bool) -> None:
             bars.update("sot push", total=total, done=done, note=kind)
 
         try:
-            report = push_objects(Nautobot(url, token), ctx.fabric.name, wanted, dry_run=dry_run, progress=progress)
+            with Nautobot(url, token) as nautobot:
+                url = nautobot.url
+                report = push_objects(nautobot, ctx.fabric.name, wanted, dry_run=dry_run, progress=progress)
         except SotError as exc:
             where = f" (while pushing {reached}s: what earlier kinds created stays; run the push again" \
                     " to finish, it picks up where this one stopped)" if reached and not dry_run else ""
@@ -87,10 +95,10 @@ def push(fabric: str, url: str, dry_run: bool, as_json: bool) -> None:
         if kind.blocked:
             parts.append(f"{len(kind.blocked)} not written: they hang on objects netgen did not make")
         if kind.stale:
-            parts.append(f"{len(kind.stale)} no longer in the fabric, kept ({escape(', '.join(kind.stale[:3]))})")
+            parts.append(f"{len(kind.stale)} no longer in the fabric, kept ({_shown(', '.join(kind.stale[:3]))})")
         out.print(f"  {kind.kind}: " + ", ".join(parts))
         for line in kind.updated[:10]:
-            out.print(f"    {escape(line)}")
+            out.print(f"    {_shown(line)}")
     if not report.changes:
         out.print("[green]Nautobot already holds the fabric as it is: nothing to change[/]")
     sys.exit(EXIT_OK)
@@ -115,7 +123,9 @@ def pull(fabric: str, url: str, as_json: bool) -> None:
     token = _token(as_json)
     loaded, ctx = load_checked(fabric, as_json, "nothing pulled")
     try:
-        facts = Nautobot(url, token).device_facts(ctx.fabric.name)
+        with Nautobot(url, token) as nautobot:
+            url = nautobot.url  # as checked: scheme, host, port and path, nothing a terminal or YAML could trip on
+            facts = nautobot.device_facts(ctx.fabric.name)
     except SotError as exc:
         fail(str(exc), as_json)
     switches = list(ctx.topology.devices)
@@ -146,5 +156,5 @@ def pull(fabric: str, url: str, as_json: bool) -> None:
         out.print(f"  not in Nautobot: {escape(', '.join(missing[:8]))}{' ...' if len(missing) > 8 else ''}"
                   " (`netgen sot push` adds them)")
     for name, status in out_of_service.items():
-        out.print(f"  {escape(name)}: status {escape(status)}, left out of deploys")
+        out.print(f"  {escape(name)}: status {_shown(status)}, left out of deploys")
     sys.exit(EXIT_OK)
