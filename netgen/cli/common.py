@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import errno
 import importlib
 import json
 import os
+import secrets
+import stat
 import sys
-import tempfile
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -266,13 +268,60 @@ def load_checked(fabric: str, as_json: bool, refusal: str) -> tuple[LoadedFabric
 
 
 def write_replacing(path: Path, text: str) -> None:
-    """FILE replaced whole (a temporary file beside it, renamed over it)."""
+    """FILE replaced whole and atomically: written to a temporary file beside it, then renamed over
+    it, so a reader sees the old file or the new one, never part of either. Every file netgen writes
+    at a path the user names goes through here.
+
+    Mode and owner: a new FILE gets 0666 less the umask, as `>` in a shell would (the kernel applies
+    the umask and any default ACL of the directory; a set-group-ID directory's group); a FILE being
+    replaced keeps its mode, and its owner and group as far as the OS lets this user set them (root:
+    both; others: a group they are in). A scheduler daemon running as its own user (Debian's
+    slurmctld as `slurm`) reads what netgen writes as root, and an overwrite never narrows or widens
+    who may read it. ACLs and extended attributes of a replaced file are not copied; a replaced file's
+    other hard links keep the old content.
+
+    Links: FILE being a symbolic link is refused (OSError ELOOP), so a command run as root never
+    writes through a link someone else planted (nor silently turns a link into a file); name the file
+    it points to. The rename itself never follows a link: a link put at FILE after the check is
+    replaced, not written through. Anything else that is not a regular file (a device such as
+    /dev/null, a FIFO, a socket) is refused too (OSError EINVAL) rather than replaced."""
     folder = path.parent if str(path.parent) else Path(".")
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+    try:
+        before: os.stat_result | None = os.lstat(path)
+    except FileNotFoundError:
+        before = None
+    if before is not None and stat.S_ISLNK(before.st_mode):
+        raise OSError(errno.ELOOP, "is a symbolic link; netgen does not write through links: name the file it"
+                                   " points to", str(path))
+    if before is not None and not stat.S_ISREG(before.st_mode):
+        raise OSError(errno.EINVAL, "is not a regular file; netgen replaces only regular files", str(path))
+    # a private name (O_EXCL: never an existing file or link), short enough beside a 255-byte name
+    temp = folder / f".{path.name[:200]}.{secrets.token_hex(4)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    # new: 0666 less the umask, by the kernel; replacing: private until the old mode is set below
+    handle = os.open(temp, flags, 0o666 if before is None else 0o600)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            if before is not None:
+                _keep_owner(stream.fileno(), before)
+                os.fchmod(stream.fileno(), stat.S_IMODE(before.st_mode))  # after chown, which clears setuid bits
             stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())  # the content is on disk before the name points at it
         os.replace(temp, path)
     except BaseException:
-        Path(temp).unlink(missing_ok=True)
+        temp.unlink(missing_ok=True)
         raise
+
+
+def _keep_owner(descriptor: int, before: os.stat_result) -> None:
+    """The replaced file's owner and group on the new one, as far as this user may set them."""
+    made = os.fstat(descriptor)
+    if (made.st_uid, made.st_gid) == (before.st_uid, before.st_gid):
+        return
+    for uid, gid in ((before.st_uid, before.st_gid), (-1, before.st_gid)):
+        try:
+            os.fchown(descriptor, uid, gid)
+            return
+        except OSError:  # EPERM: not root (owner) or not in that group; EINVAL: an id the file system cannot hold
+            continue
