@@ -27,32 +27,64 @@ from netgen.cli.common import (
     progress,
     write_replacing,
 )
-from netgen.scheduler import kubernetes, slurm
+from netgen.scheduler import kubernetes, slurm, versions
 from netgen.scheduler.hostlist import expand as expand_hostlist
 from netgen.scheduler.model import SchedulerTopology, scheduler_topology
+from netgen.scheduler.versions import KUEUE, SLURM, TOPOGRAPH, VOLCANO, Release, Scheduler
 
-FORMATS: dict[str, Callable[[SchedulerTopology], str]] = {
-    "slurm": slurm.tree, "slurm-block": slurm.blocks, "kueue": kubernetes.kueue, "volcano": kubernetes.volcano,
-    "topograph": kubernetes.topograph,
+# Each format: its scheduler (whose --X-version option sets the release written for) and its writer.
+FORMATS: dict[str, tuple[Scheduler, Callable[[SchedulerTopology, Release], str]]] = {
+    "slurm": (SLURM, lambda topo, _release: slurm.tree(topo)),  # every release reads the tree alike
+    "slurm-block": (SLURM, slurm.blocks), "kueue": (KUEUE, kubernetes.kueue), "volcano": (VOLCANO, kubernetes.volcano),
+    "topograph": (TOPOGRAPH, kubernetes.topograph),
 }
+
+
+def _version_option(scheduler: Scheduler, formats: str, changes: str) -> Callable[[Callable[..., Any]], Any]:
+    oldest = scheduler.show(scheduler.oldest)
+    return click.option(scheduler.option, metavar="MAJOR.MINOR",
+                        help=f"{scheduler.name} release to write {formats} for: {oldest} (the default, the oldest"
+                             f" supported) or later{changes}; output checked against releases up to"
+                             f" {scheduler.show(scheduler.newest_checked)}.")
 
 
 @cli.command()
 @fabric_argument
 @click.option("--format", "fmt", type=click.Choice(list(FORMATS)), required=True,
-              help="slurm: topology.conf for topology/tree; slurm-block: for topology/block (zones padded to a"
-                   " power of two); kueue: Topology, ResourceFlavor and node labels; volcano: HyperNodes;"
-                   " topograph: NVIDIA topograph's model.")
+              help="slurm: topology.conf for topology/tree (any Slurm release); slurm-block: for topology/block"
+                   " (Slurm 24.05+); kueue: Topology, ResourceFlavor and node labels (Kueue 0.14+); volcano:"
+                   " HyperNodes (Volcano 1.12+); topograph: NVIDIA topograph's model (topograph 1.0+).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
-              help="Write FILE (replaced whole); default: stdout.")
+              help="Write FILE (replaced whole: a new file gets the umask's mode, a replaced one keeps its mode and"
+                   " owner; a symbolic link is refused); default: stdout.")
+@_version_option(SLURM, "slurm-block", "; before 25.05 zones are not padded with empty blocks (refused there), so"
+                 " zone-level blocks are the largest power of two of racks every zone boundary falls on; --format"
+                 " slurm takes any release")
+@_version_option(KUEUE, "kueue", "; 0.14 gets kueue.x-k8s.io/v1beta1, 0.15 and later v1beta2")
+@_version_option(VOLCANO, "volcano", "; tierName from 1.14 (1.12 and 1.13 refuse it)")
+@_version_option(TOPOGRAPH, "topograph", "")
 @json_option
-def scheduler(fabric: str, fmt: str, output: Path | None, as_json: bool) -> None:
+def scheduler(fabric: str, fmt: str, output: Path | None, slurm_version: str | None, kueue_version: str | None,
+              volcano_version: str | None, topograph_version: str | None, as_json: bool) -> None:
     """FABRIC's topology for a scheduler: hosts under their rack switch (RTSW), racks under their zone
-    (its non-blocking CTSW plane as one switch), zones under the ATSW layer."""
+    (its non-blocking CTSW plane as one switch), zones under the ATSW layer.
+
+    Written for the oldest supported release of the scheduler unless its --X-version says otherwise,
+    and read by that release and every later one: Slurm 24.05 (topology/block; the tree format suits
+    any release), Kueue 0.14, Volcano 1.12, topograph 1.0."""
+    scheduler_of, write = FORMATS[fmt]
+    given = {SLURM: slurm_version, KUEUE: kueue_version, VOLCANO: volcano_version, TOPOGRAPH: topograph_version}
+    stray = [s.option for s, text in given.items() if text is not None and s is not scheduler_of]
+    if stray:
+        fail(f"{stray[0]} does not apply to --format {fmt}", as_json)
+    try:
+        release = versions.target(scheduler_of, given[scheduler_of], any_release=fmt == "slurm")
+    except ValueError as exc:
+        fail(f"{scheduler_of.option}: {exc}", as_json)
     _, ctx = load_checked(fabric, as_json, "not exported")
     topo = scheduler_topology(ctx.fabric, ctx.topology)
     try:
-        text = FORMATS[fmt](topo)
+        text = write(topo, release)
     except ValueError as exc:  # a name Kubernetes does not take as a label value
         fail(f"{fmt}: {exc}", as_json)
     if output is not None:
@@ -60,7 +92,8 @@ def scheduler(fabric: str, fmt: str, output: Path | None, as_json: bool) -> None
             write_replacing(output, text)
         except OSError as exc:
             fail(f"cannot write {output}: {exc.strerror or exc}", as_json)
-    summary = {"ok": True, "exit_code": EXIT_OK, "format": fmt, "output": str(output) if output else None,
+    summary = {"ok": True, "exit_code": EXIT_OK, "format": fmt, "scheduler": scheduler_of.name,
+               "version": scheduler_of.show(release), "output": str(output) if output else None,
                "zones": len(topo.zones), "racks": sum(len(z.racks) for z in topo.zones),
                "hosts": len(topo.hosts())}
     if as_json:
@@ -69,7 +102,8 @@ def scheduler(fabric: str, fmt: str, output: Path | None, as_json: bool) -> None
         click.echo(text, nl=False)
     else:
         out.print(f"[bold green]exported[/] {summary['hosts']} host(s), {summary['racks']} rack(s),"
-                  f" {summary['zones']} zone(s) as {fmt} into {escape(str(output))}")
+                  f" {summary['zones']} zone(s) as {fmt} for {scheduler_of.name} {summary['version']} into"
+                  f" {escape(str(output))}")
     sys.exit(EXIT_OK)
 
 

@@ -18,8 +18,8 @@ pytestmark = pytest.mark.render
 META = ROOT / "inventory" / "meta-24k"
 
 
-def _export(fabric, fmt: str) -> str:
-    result = run_cli("scheduler", str(fabric), "--format", fmt)
+def _export(fabric, fmt: str, *options: str) -> str:
+    result = run_cli("scheduler", str(fabric), "--format", fmt, *options)
     assert result.exit_code == 0, result.output
     return result.stdout
 
@@ -51,8 +51,9 @@ def _blocks(text: str) -> tuple[list[tuple[str, list[str]]], list[int]]:
 @pytest.mark.parametrize(("fabric", "racks", "padded"), [(SMALL, 4, 4), (META, 192, 256)])
 def test_slurm_blocks_align_every_zone_to_a_zone_level_block(fabric, racks, padded):
     """Slurm forms a level-k block from base blocks [j*2^k, (j+1)*2^k) in file order; with every zone
-    padded to the same power of two, each zone-level block holds exactly one zone's hosts."""
-    blocks, sizes = _blocks(_export(fabric, "slurm-block"))
+    padded to the same power of two (empty blocks: Slurm 25.05 on), each zone-level block holds
+    exactly one zone's hosts. Earlier releases: test_versions.py."""
+    blocks, sizes = _blocks(_export(fabric, "slurm-block", "--slurm-version", "25.05"))
     base = sizes[0]
     assert sizes == [base, base * padded]
     for start in range(0, len(blocks), padded):
@@ -67,13 +68,13 @@ def test_a_smaller_zone_is_padded_to_the_largest_zones_power_of_two(small_data, 
     small_data["zones"][1]["racks"] = 3
     small_data["aggregation"].pop("expected_oversubscription", None)
     small_data["zones"][0]["racks"] = 5
-    blocks, sizes = _blocks(_export(write_fabric(small_data), "slurm-block"))
+    blocks, sizes = _blocks(_export(write_fabric(small_data), "slurm-block", "--slurm-version", "25.05"))
     assert sizes == [2, 16]  # 5 racks -> 8 base blocks per zone
     assert [name for name, nodes in blocks[8:16] if not nodes] == [f"z02-pad{n:04d}" for n in range(4, 9)]
 
 
 def test_kueue_topology_flavor_and_node_labels():
-    docs = list(yaml.safe_load_all(_export(SMALL, "kueue")))
+    docs = list(yaml.safe_load_all(_export(SMALL, "kueue", "--kueue-version", "0.15")))
     topology, flavor, *nodes = docs
     assert topology["apiVersion"] == "kueue.x-k8s.io/v1beta2" and topology["kind"] == "Topology"
     assert [lv["nodeLabel"] for lv in topology["spec"]["levels"]] == [
@@ -117,8 +118,8 @@ def test_scheduler_json_and_file_output(tmp_path):
     result = run_cli("scheduler", str(SMALL), "--format", "slurm", "-o", str(target), "--json")
     assert result.exit_code == 0
     doc = json.loads(result.stdout)
-    assert doc == {"ok": True, "exit_code": 0, "format": "slurm", "output": str(target), "zones": 2, "racks": 8,
-                   "hosts": 16}
+    assert doc == {"ok": True, "exit_code": 0, "format": "slurm", "scheduler": "Slurm", "version": "24.05",
+                   "output": str(target), "zones": 2, "racks": 8, "hosts": 16}
     assert target.read_text().count("SwitchName=") == 11
     assert [p.name for p in tmp_path.iterdir()] == ["topology.conf"]  # no temporary file left
 
