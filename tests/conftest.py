@@ -35,6 +35,16 @@ def cache_home(tmp_path_factory: pytest.TempPathFactory) -> Any:
         yield folder
 
 
+@pytest.fixture(autouse=True, scope="session")
+def state_home(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The user state directory of this test session (the key that authenticates render
+    manifests), in and out of process, never ~/.local/state: one key for the whole session."""
+    with pytest.MonkeyPatch.context() as patch:
+        folder = tmp_path_factory.mktemp("state-home")
+        patch.setenv("XDG_STATE_HOME", str(folder))
+        yield folder
+
+
 @pytest.fixture(autouse=True)
 def state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Deploy journals of a test go to a fresh directory, never to ~/.local/state."""

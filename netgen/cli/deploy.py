@@ -60,6 +60,9 @@ from netgen.deploy.recover import recover_change, recovered
 from netgen.deploy.rollout import Batch, plan_batches, violations
 from netgen.deploy.target import DeployTarget, TargetError, prepare_target
 from netgen.intent import NetgenInputError
+from netgen.lab.adapters import rendered_inputs
+from netgen.lab.plan import LabSliceError
+from netgen.platforms.base import RenderError
 from netgen.platforms.routing import bgp_plan
 
 DIFF_LINES_SHOWN = 40
@@ -84,14 +87,24 @@ def _access_options(command: Any) -> Any:
     return command
 
 
+accept_edited_option = click.option(
+    "--accept-edited-configs", "accept_edited", is_flag=True,
+    help="With --configs: use files netgen cannot vouch for (changed since `netgen render` wrote them, or,"
+         " where DIR's manifest is not authenticated, not what the fabric renders now); the report and the"
+         " journal name each one. Never a symbolic link or a file its manifest does not list.")
+
+
 def _prepare(fabric: str, limit: str | None, configs: Path | None, credentials_file: Path | None,
              known_hosts: Path | None, insecure: bool, as_json: bool, render: bool = True,
-             changes: bool = True) -> DeployTarget:
+             changes: bool = True, accept_edited: bool = False) -> DeployTarget:
+    if accept_edited and configs is None:
+        fail("--accept-edited-configs is about the files of --configs DIR: give --configs DIR too", as_json)
     loaded, ctx = load_checked(fabric, as_json, "fix them before deploying")
     try:
         target = prepare_target(ctx, loaded.source, limit=limit, configs=configs,
                                 credentials_file=credentials_file, known_hosts=known_hosts,
-                                verify_host_keys=not insecure, render=render, changes=changes)
+                                verify_host_keys=not insecure, render=render, changes=changes,
+                                accept_edited_configs=accept_edited)
     except NetgenInputError as exc:
         sys.exit(input_failure(exc, as_json))
     except TargetError as exc:
@@ -99,7 +112,29 @@ def _prepare(fabric: str, limit: str | None, configs: Path | None, credentials_f
     if insecure:
         err.print("[bold yellow]warning[/]: SSH host keys are NOT verified (--insecure-no-host-key-check):"
                   " a man in the middle could read and change what is pushed")
+    if target.edited_configs and not as_json:
+        err.print(f"[bold yellow]warning[/]: {len(target.edited_configs)} file(s) of {escape(str(configs))} are"
+                  " used though netgen cannot vouch for them (--accept-edited-configs):")
+        for name, why in target.edited_configs.items():
+            err.print(f"  {escape(name)}: {escape(why)}")
     return target
+
+
+def _edited_record(target: DeployTarget, configs: Path | None) -> dict[str, Any]:
+    """What the report says about --accept-edited-configs: each file used though netgen cannot
+    vouch for it (empty without --configs)."""
+    return {"configs": None if configs is None else str(configs), "accepted_edited_configs": target.edited_configs}
+
+
+def _journal_edited(target: DeployTarget, configs: Path | None, options: DeployOptions, as_json: bool) -> None:
+    """The journal's record of the files used though edited, before anything is pushed (a journal
+    line holds names and reasons, never a configuration)."""
+    if options.journal is None or not target.edited_configs:
+        return
+    try:
+        options.journal.write(None, "accepted_edited_configs", configs=str(configs), files=target.edited_configs)
+    except JournalError as exc:
+        fail(str(exc), as_json)
 
 
 def _push_options(command: Any) -> Any:
@@ -203,14 +238,15 @@ def _conclude(report: RolloutReport, report_path: Path | None, as_json: bool, ex
 @cli.command()
 @fabric_argument
 @_access_options
+@accept_edited_option
 @click.option("--dry-run", is_flag=True, help="Pre-checks and diffs only; nothing is changed anywhere.")
 @click.option("--resume", metavar="CHANGE_ID",
               help="Finish an interrupted deploy from its journal: roll back what it left in flight, then run"
                    " the rollout again for the devices it planned.")
 @_push_options
 def deploy(fabric: str, limit: str | None, configs: Path | None, credentials: Path | None, known_hosts: Path | None,
-           insecure: bool, dry_run: bool, resume: str | None, report_path: Path | None, as_json: bool,
-           **params: Any) -> None:
+           insecure: bool, accept_edited: bool, dry_run: bool, resume: str | None, report_path: Path | None,
+           as_json: bool, **params: Any) -> None:
     """Push the rendered configs: pre-checks, diff, commit with confirm, post-checks, confirm or roll
     back; canary RTSW, canary CTSW, then failure-domain batches; stop at the first failed batch.
     Every status is read back from the device; every step is journaled first."""
@@ -223,8 +259,10 @@ def deploy(fabric: str, limit: str | None, configs: Path | None, credentials: Pa
         path = params.get("journal_path") or default_path(resume)
         view = _read_journal(path, as_json)
         params["change_id"], limit = resume, ",".join(view.devices)
-    target = _prepare(fabric, limit, configs, credentials, known_hosts, insecure, as_json)
+    target = _prepare(fabric, limit, configs, credentials, known_hosts, insecure, as_json,
+                      accept_edited=accept_edited)
     policy, batches, options = _plan(target, as_json, dry_run, params, resume=view is not None)
+    _journal_edited(target, configs, options, as_json)
     nr = make_nornir(nornir_inventory(target.ctx.topology, target.deploy, target.names, target.credentials,
                                       target.known_hosts), policy.workers)
     if view is not None and view.in_flight():
@@ -233,13 +271,16 @@ def deploy(fabric: str, limit: str | None, configs: Path | None, credentials: Pa
         if not recovered(recovery, confirm=False):
             recovery.stopped, recovery.stopped_reason = True, ("--resume: not every device the interrupted run left"
                                                                " in flight could be rolled back; nothing else touched")
-            _conclude(recovery, report_path, as_json, ok=False)
+            _conclude(recovery, report_path, as_json, _edited_record(target, configs), ok=False)
     with _progress_bar(len(target.names), not as_json) as tick:
         report = run_rollout(nr, target.ctx, batches, target.files, options, progress=tick)
     if not as_json:
         for name, why in target.excluded.items():
             out.print(f"[yellow]left out[/] {escape(name)}: {escape(why)}")
-    _conclude(report, report_path, as_json, {"excluded": target.excluded})
+        for name, why in target.edited_configs.items():
+            out.print(f"[yellow]edited[/] {escape(name)} pushed as it is in {escape(str(configs))}"
+                      f" (--accept-edited-configs): {escape(why)}")
+    _conclude(report, report_path, as_json, {"excluded": target.excluded, **_edited_record(target, configs)})
 
 
 def _read_journal(path: Path, as_json: bool) -> Any:
@@ -255,6 +296,7 @@ def _read_journal(path: Path, as_json: bool) -> Any:
 @cli.command()
 @fabric_argument
 @_access_options
+@accept_edited_option
 @click.option("--change-id", required=True, help="The interrupted change (its journal names the devices).")
 @click.option("--confirm", is_flag=True,
               help="Confirm devices that run exactly the intended config, instead of rolling them back.")
@@ -264,8 +306,8 @@ def _read_journal(path: Path, as_json: bool) -> Any:
               help="Write the JSON report here.")
 @json_option
 def recover(fabric: str, limit: str | None, configs: Path | None, credentials: Path | None, known_hosts: Path | None,
-            insecure: bool, workers: int | None, change_id: str, confirm: bool, journal_path: Path | None,
-            report_path: Path | None, as_json: bool) -> None:
+            insecure: bool, workers: int | None, accept_edited: bool, change_id: str, confirm: bool,
+            journal_path: Path | None, report_path: Path | None, as_json: bool) -> None:
     """Finish what an interrupted `netgen deploy` left in flight, from its journal: roll each such
     device back to its old config (or --confirm it), read back from the device."""
     try:
@@ -281,7 +323,7 @@ def recover(fabric: str, limit: str | None, configs: Path | None, credentials: P
             out.print(f"change {change}: nothing in flight in {escape(str(path))}")
         _conclude(report, report_path, as_json)
     target = _prepare(fabric, ",".join(pending), configs, credentials, known_hosts, insecure, as_json,
-                      changes=False)
+                      changes=False, accept_edited=accept_edited)
     chosen = set(select(target.names, target.ctx.topology.devices, limit))  # --limit narrows it further
     if not chosen:
         fail(f"--limit {limit!r} matches none of the devices in flight: {', '.join(pending)}", as_json)
@@ -291,11 +333,12 @@ def recover(fabric: str, limit: str | None, configs: Path | None, credentials: P
     except JournalError as exc:
         fail(str(exc), as_json)
     options = DeployOptions(change_id=change, command_timeout_s=target.deploy.ssh.command_timeout_s, journal=journal)
+    _journal_edited(target, configs, options, as_json)
     nr = make_nornir(nornir_inventory(target.ctx.topology, target.deploy, target.names, target.credentials,
                                       target.known_hosts), workers or target.deploy.rollout.workers)
     with _progress_bar(len(view.in_flight()), not as_json) as tick:
         report = recover_change(nr, target.ctx, view, target.files, options, confirm=confirm, progress=tick)
-    _conclude(report, report_path, as_json, ok=recovered(report, confirm))
+    _conclude(report, report_path, as_json, _edited_record(target, configs), ok=recovered(report, confirm))
 
 
 @cli.command()
@@ -326,6 +369,14 @@ def rollout(fabric: str, limit: str | None, configs: Path | None, credentials: P
                  " (--limit, --change-id, --confirm-timeout, ...), so the batches stay the planned ones", as_json)
         extra_vars[key] = value
     target = _prepare(fabric, limit, configs, credentials, known_hosts, insecure, as_json, render=False)
+    if configs is not None:  # refused here as each device's module run would refuse it, before any play
+        try:
+            rendered_inputs(target.ctx, [target.ctx.topology.devices[n] for n in target.names], configs)
+        except LabSliceError as exc:
+            fail(f"{exc} (netgen rollout takes no --accept-edited-configs: the Ansible module reads DIR itself;"
+                 " `netgen deploy --configs DIR --accept-edited-configs` pushes edited files)", as_json)
+        except RenderError as exc:
+            fail(f"render error (a netgen bug): {exc}", as_json, EXIT_INTERNAL)
     policy, batches, options = _plan(target, as_json, dry_run, params, "ansible rollout")
     request = RolloutRequest(playbook=(playbook or DEFAULT_PLAYBOOK).resolve(),
                              fabric=target.fabric_file.resolve(),
@@ -391,11 +442,13 @@ def _print_report(report: RolloutReport, dry_run: bool) -> None:
 @cli.command()
 @fabric_argument
 @_access_options
+@accept_edited_option
 @json_option
 def check(fabric: str, limit: str | None, configs: Path | None, credentials: Path | None, known_hosts: Path | None,
-          insecure: bool, workers: int | None, as_json: bool) -> None:
+          insecure: bool, workers: int | None, accept_edited: bool, as_json: bool) -> None:
     """Run the device checks read-only: model, every BGP session, PFC, watchdog, remaining diff, LLDP cabling."""
-    target = _prepare(fabric, limit, configs, credentials, known_hosts, insecure, as_json, changes=False)
+    target = _prepare(fabric, limit, configs, credentials, known_hosts, insecure, as_json, changes=False,
+                      accept_edited=accept_edited)
     ctx, deploy_file, names, files = target.ctx, target.deploy, target.names, target.files
     drivers, ownership = load_drivers(), target.ownership()
     nr = make_nornir(nornir_inventory(ctx.topology, deploy_file, names, target.credentials, target.known_hosts),
@@ -425,12 +478,15 @@ def check(fabric: str, limit: str | None, configs: Path | None, credentials: Pat
     code = EXIT_OK if not failed else EXIT_DESIGN
     if as_json:
         emit_json({"ok": not failed, "exit_code": code, "devices": len(names), "checks": len(flat),
-                   "failed": len(failed), "results": [r.as_dict() for r in flat]})
+                   "failed": len(failed), "results": [r.as_dict() for r in flat], **_edited_record(target, configs)})
         sys.exit(code)
     for r in flat:
         mark = "[green]ok[/]" if r.ok else f"[bold red]{r.outcome.value}[/]"
         out.print(f"{mark} {escape(r.device)} {r.check}: {escape(r.detail)}")
     out.print(f"{len(flat) - len(failed)}/{len(flat)} checks passed on {len(names)} device(s)")
+    for name, why in target.edited_configs.items():
+        out.print(f"[yellow]edited[/] {escape(name)} compared as it is in {escape(str(configs))}"
+                  f" (--accept-edited-configs): {escape(why)}")
     sys.exit(code)
 
 

@@ -283,18 +283,21 @@ def _report_render(result: RenderResult, warnings: int, check: bool, as_json: bo
                "checked_only": check, "devices": len(result.devices),
                "files": result.files, "bytes": result.bytes, "warnings": warnings,
                "skipped": {nos: len(names) for nos, names in result.skipped.items()},
-               "reused": len(result.reused), "unchecked": result.unchecked}
+               "reused": len(result.reused), "unchecked": result.unchecked, "notes": result.notes}
     if as_json:
         emit_json(payload)
     else:
         where = "checked, nothing written" if check else f"into {escape(str(result.output))}"
         kept = f" ({len(result.reused)} unchanged since the last render, kept)" if result.reused else ""
         out.print(f"[bold green]rendered[/] {len(result.devices)} device(s){kept}, {result.files} files,"
-                  f" {result.bytes / 1e6:.1f} MB, all accepted by their NOS models; {where}")
+                  f" {result.bytes / 1e6:.1f} MB, all checked (SONiC: YANG models; EOS: shape, custom lines' top-level"
+                  f" keywords); {where}")
         for nos, names in sorted(result.skipped.items()):
             out.print(f"[yellow]skipped[/] {len(names)} {nos} device(s): no {nos} renderer yet")
         for note in result.unchecked:
             out.print(f"[yellow]not checked[/] {escape(note)}")
+        for note in result.notes:
+            out.print(f"[yellow]note[/] {escape(note)}")
     sys.exit(EXIT_OK)
 
 
@@ -424,7 +427,7 @@ def schema(kind: str, output: Path | None, fabric: str | None) -> None:
         click.echo(text, nl=False)
     else:
         try:
-            output.write_text(text, encoding="utf-8")
+            common.write_replacing(output, text)
         except OSError as exc:
             raise click.UsageError(f"cannot write {output}: {exc.strerror}") from None
 

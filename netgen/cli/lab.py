@@ -22,6 +22,7 @@ from netgen.cli.common import (
     ProgressBars,
     cli,
     emit_json,
+    err,
     fabric_argument,
     fail,
     json_option,
@@ -46,13 +47,17 @@ name_option = click.option("--name", default=DEFAULT_LAB, show_default=True,
 
 
 def slice_options(command: F) -> F:
-    """--zone / --racks / --ctsw / --configs: which part of the fabric, from which files."""
+    """--zone / --racks / --ctsw / --configs / --accept-edited-configs: which part of the fabric,
+    from which files."""
     for option in reversed([
         click.option("--zone", type=int, help="One zone (its CTSWs and RTSWs, no ATSW layer). Default: every zone."),
         click.option("--racks", type=int, help="Only the first N racks (RTSWs) of each zone."),
         click.option("--ctsw", type=int, help="Only the first N CTSWs of each zone."),
         click.option("--configs", type=click.Path(file_okay=False, exists=True, path_type=Path),
                      help="Use the files of this `netgen render` output directory instead of rendering now."),
+        click.option("--accept-edited-configs", "accept_edited", is_flag=True,
+                     help="With --configs: use files netgen cannot vouch for (changed since `netgen render` wrote"
+                          " them, e.g. a broken config to see the lab fail); the output names each one."),
     ]):
         command = option(command)
     return command
@@ -106,9 +111,9 @@ def _session_tick(update: Callable[[str, int, int], None], plan: LabPlan) -> Cal
                    " deploy.yaml for `netgen deploy` into the lab directory (netns backend).")
 @json_option
 def up(fabric: str, name: str, zone: int | None, racks: int | None, ctsw: int | None, configs: Path | None,
-       backend_kind: str, timeout: float, ssh: bool, as_json: bool) -> None:
+       accept_edited: bool, backend_kind: str, timeout: float, ssh: bool, as_json: bool) -> None:
     """Build a lab from FABRIC (or a slice of it) and wait until it converges."""
-    plan, files = _fabric_slice(fabric, name, zone, racks, ctsw, configs, as_json)
+    plan, files, edited = _fabric_slice(fabric, name, zone, racks, ctsw, configs, accept_edited, as_json)
     backend = load_backends()[backend_kind](name)
     with _stages(not as_json) as update:
         try:
@@ -135,6 +140,7 @@ def up(fabric: str, name: str, zone: int | None, racks: int | None, ctsw: int | 
         "ssh": access,
         "frr_sources": sorted({f"{n.nos}: {n.frr_source}" for n in plan.routers()}),
         "not_exercised": NOT_EXERCISED,
+        "accepted_edited_configs": edited,
     }
     if as_json:
         emit_json(payload)
@@ -285,18 +291,28 @@ def list_command(as_json: bool) -> None:
 
 
 def _fabric_slice(fabric: str, name: str, zone: int | None, racks: int | None, ctsw: int | None,
-                  configs: Path | None, as_json: bool) -> tuple[LabPlan, dict[str, dict[str, str]]]:
+                  configs: Path | None, accept_edited: bool,
+                  as_json: bool) -> tuple[LabPlan, dict[str, dict[str, str]], dict[str, str]]:
+    """The plan, its files, and the files of --configs used though edited ("device/file" -> why)."""
     try:
         check_lab_name(name)
     except LabError as exc:
         fail(str(exc), as_json)
+    if accept_edited and configs is None:
+        fail("--accept-edited-configs is about the files of --configs DIR: give --configs DIR too", as_json)
     _, ctx = load_checked(fabric, as_json, "the fabric must not be rendered")
+    edited: dict[str, str] = {}
     try:
-        return lab_inputs(name, ctx, SliceRequest(zone, racks, ctsw), configs)
+        plan, files = lab_inputs(name, ctx, SliceRequest(zone, racks, ctsw), configs, accept_edited, edited)
     except LabSliceError as exc:
         fail(str(exc), as_json)
     except RenderError as exc:
         fail(f"render error (a netgen bug): {exc}", as_json, EXIT_INTERNAL)
+    if not as_json:
+        for path, why in edited.items():
+            err.print(f"[yellow]edited[/] {escape(path)} used as it is in {escape(str(configs))}"
+                      f" (--accept-edited-configs): {escape(why)}")
+    return plan, files, edited
 
 
 @lab.command()
@@ -310,16 +326,18 @@ def _fabric_slice(fabric: str, name: str, zone: int | None, racks: int | None, c
 @click.option("--linux-image", default=_IMAGES.linux, show_default=True)
 @json_option
 def export(fabric: str, directory: Path, name: str, zone: int | None, racks: int | None, ctsw: int | None,
-           configs: Path | None, ceos_image: str, sonic_image: str, linux_image: str, as_json: bool) -> None:
+           configs: Path | None, accept_edited: bool, ceos_image: str, sonic_image: str, linux_image: str,
+           as_json: bool) -> None:
     """Export the lab (or a slice) as a containerlab topology: cEOS runs the rendered EOS CLI,
     sonic-vs the rendered config_db.json and frr.conf, Linux containers stand in for hosts."""
-    plan, files = _fabric_slice(fabric, name, zone, racks, ctsw, configs, as_json)
+    plan, files, edited = _fabric_slice(fabric, name, zone, racks, ctsw, configs, accept_edited, as_json)
     images = containerlab.ClabImages(ceos=ceos_image, sonic_vs=sonic_image, linux=linux_image)
     try:
         result = containerlab.export_containerlab(plan, files, directory, images)
     except LabError as exc:
         fail(str(exc), as_json)
-    payload = {"ok": True, "exit_code": EXIT_OK, "lab": name, "slice": plan.slice, **result.as_dict()}
+    payload = {"ok": True, "exit_code": EXIT_OK, "lab": name, "slice": plan.slice, **result.as_dict(),
+               "accepted_edited_configs": edited}
     if as_json:
         emit_json(payload)
     else:

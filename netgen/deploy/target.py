@@ -28,7 +28,7 @@ from netgen.deploy.ownership import Ownership, resolve
 from netgen.deploy.pipeline import select
 from netgen.intent import LoadedFabric
 from netgen.intent.secrets import SecretError, fill_files
-from netgen.lab.adapters import rendered_files
+from netgen.lab.adapters import rendered_inputs
 from netgen.lab.plan import LabSliceError
 from netgen.platforms.base import RenderError
 
@@ -53,6 +53,9 @@ class DeployTarget:
     known_hosts: Path | None  # None: host keys are not verified (explicitly requested)
     # left out of a change because the source of truth says they are not in service: name -> why
     excluded: dict[str, str] = field(default_factory=dict)
+    # files of --configs DIR used though netgen does not vouch for them (--accept-edited-configs):
+    # "device/file" -> why (edited since rendered, or not what the fabric renders now)
+    edited_configs: dict[str, str] = field(default_factory=dict)
 
     def ownership(self, remove_unmanaged: bool = False) -> dict[str, Ownership]:
         """Per NOS: deploy.yaml's `ownership:` over the drivers' defaults."""
@@ -109,11 +112,13 @@ def fill_secrets(ctx: DesignContext, files: dict[str, dict[str, str]]) -> dict[s
 def prepare_target(ctx: DesignContext, fabric_file: Path, *, limit: str | None = None, configs: Path | None = None,
                    credentials: Credentials | None = None, credentials_file: Path | None = None,
                    known_hosts: Path | None = None, verify_host_keys: bool = True,
-                   render: bool = True, changes: bool = True) -> DeployTarget:
+                   render: bool = True, changes: bool = True, accept_edited_configs: bool = False) -> DeployTarget:
     """Everything but the connection. `credentials` given directly win over `credentials_file`, which
     wins over the NETGEN_* environment variables. `render=False` skips rendering (the caller only
     needs the selection and access, e.g. to hand each device's push to Ansible). `changes=False` for
-    what only reads or restores (`netgen check`, `netgen recover`): it may reach a switch anywhere."""
+    what only reads or restores (`netgen check`, `netgen recover`): it may reach a switch anywhere.
+    `configs`: read the files from that render directory (platforms/output_dir.py); a file netgen
+    does not vouch for is refused unless `accept_edited_configs` (then listed in `edited_configs`)."""
     deploy = load_deploy(fabric_file.parent)  # NetgenInputError: its problems name the file, the field and the fix
     names = select(list(ctx.topology.devices), ctx.topology.devices, limit)
     if not names:
@@ -146,9 +151,11 @@ def prepare_target(ctx: DesignContext, fabric_file: Path, *, limit: str | None =
                           " management.devices.NAME.host at the new one; or pin the switch's current address in the"
                           " fabric file's services.management.devices")
     files: dict[str, dict[str, str]] = {}
+    edited: dict[str, str] = {}
     if render:
         try:
-            files = rendered_files(ctx, [ctx.topology.devices[n] for n in names], configs)
+            read = rendered_inputs(ctx, [ctx.topology.devices[n] for n in names], configs, accept_edited_configs)
+            files, edited = read.files, read.edited
         except LabSliceError as exc:
             raise TargetError(str(exc)) from None
         except RenderError as exc:
@@ -166,7 +173,7 @@ def prepare_target(ctx: DesignContext, fabric_file: Path, *, limit: str | None =
             raise TargetError(f"known_hosts file {hosts_file} not found: add the devices' host keys to it, or point"
                               " --known-hosts (Ansible: netgen_known_hosts) at one; --insecure-no-host-key-check"
                               " (Ansible: netgen_verify_host_keys: false) turns verification off")
-    return DeployTarget(ctx, fabric_file, deploy, names, files, credentials, hosts_file, excluded)
+    return DeployTarget(ctx, fabric_file, deploy, names, files, credentials, hosts_file, excluded, edited)
 
 
 __all__ = ["DeployTarget", "TargetError", "design_errors", "fill_secrets", "load_context", "prepare_target"]

@@ -295,13 +295,15 @@ class _Child:
     scratch: Path  # its HOME and TMPDIR, removed when it ends
 
 
-def _netgen(root: Path, *args: str) -> _Child:
-    """`netgen ARGS` as the revision in `root` runs it, in a scrubbed environment (child_environment)."""
+def _netgen(root: Path, *args: str, state: Path | None = None) -> _Child:
+    """`netgen ARGS` as the revision in `root` runs it, in a scrubbed environment (child_environment).
+    `state`: its XDG_STATE_HOME (default: under its fresh HOME)."""
     scratch = Path(tempfile.mkdtemp(prefix="netgen-render-"))
     try:
+        env = child_environment(root, scratch) | ({"XDG_STATE_HOME": str(state)} if state is not None else {})
         return _Child(subprocess.Popen([sys.executable, "-m", "netgen.cli", *args], stdout=subprocess.PIPE,
                                        stderr=subprocess.PIPE, text=True, cwd=root, stdin=subprocess.DEVNULL,
-                                       env=child_environment(root, scratch)), scratch)
+                                       env=env), scratch)
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)
         raise
@@ -333,8 +335,11 @@ def _render_args(root: Path, fabric: str, out: Path, devices: Sequence[str] | No
 
 def render_tree(root: Path, fabric: str, out: Path) -> RenderedTree:
     """Render `fabric` (a path inside `root`) with the netgen found in `root`, in a scrubbed
-    environment (child_environment)."""
-    return _rendered(_finish(_netgen(root, *_render_args(root, fabric, out))), root, fabric, out)
+    environment (child_environment). Renders into one folder share a state directory there, so the
+    key that authenticates render manifests (platforms/render.py) is the same for the base's render
+    and the head's render into it (which keeps the base's files), and is never the user's."""
+    state = out.parent / ".netgen-diff-state"
+    return _rendered(_finish(_netgen(root, *_render_args(root, fabric, out), state=state)), root, fabric, out)
 
 
 def _rendered(done: subprocess.CompletedProcess[str], root: Path, fabric: str, out: Path) -> RenderedTree:

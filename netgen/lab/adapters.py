@@ -34,7 +34,8 @@ from netgen.lab.plan import (
 )
 from netgen.platforms.base import RenderInputError, template_env
 from netgen.platforms.eos.view import build_view as eos_view
-from netgen.platforms.render import MARKER, render_devices
+from netgen.platforms.output_dir import RenderDirError, RenderDirFiles, read_render_dir
+from netgen.platforms.render import render_devices
 from netgen.platforms.routing import BgpPlan
 from netgen.topology.model import Device
 
@@ -135,32 +136,44 @@ def node_facts(ctx: DesignContext, device: Device, files: Mapping[str, str]) -> 
     return build(ctx, device, files)
 
 
-def rendered_files(ctx: DesignContext, devices: list[Device], configs: Path | None) -> dict[str, dict[str, str]]:
+def rendered_files(ctx: DesignContext, devices: list[Device], configs: Path | None,
+                   accept_edited: bool = False) -> dict[str, dict[str, str]]:
     """Each device's rendered files: rendered now (and checked, as `netgen render` does), or read
     from a `netgen render` output directory so the lab runs exactly the files under review."""
-    if configs is None:
-        try:
+    return rendered_inputs(ctx, devices, configs, accept_edited).files
+
+
+def rendered_inputs(ctx: DesignContext, devices: list[Device], configs: Path | None,
+                    accept_edited: bool = False) -> RenderDirFiles:
+    """rendered_files, and what vouches for them: files read from DIR are the ones its manifest
+    lists, regular files inside DIR only, checked as platforms/output_dir.py says; an edited one is
+    refused unless `accept_edited` (then named in `edited`). LabSliceError (exit 2) names the path."""
+    try:
+        if configs is None:
             rendered, _ = render_devices(ctx, devices)
-        except RenderInputError as exc:  # the fabric file's block or secret, not netgen: exit 2 like any input error
-            raise LabSliceError(str(exc)) from None
-        return {name: {f.name: f.content for f in files} for name, files in rendered.items()}
-    if not (configs / MARKER).is_file():
-        raise LabSliceError(f"{configs}: not a `netgen render` output directory (no {MARKER})")
-    result: dict[str, dict[str, str]] = {}
-    for device in devices:
-        folder = configs / device.name
-        if not folder.is_dir():
-            raise LabSliceError(f"{folder}: missing; render the fabric again with `netgen render -o {configs}`")
-        result[device.name] = {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.iterdir()) if p.is_file()}
-    return result
+            return RenderDirFiles({name: {f.name: f.content for f in files} for name, files in rendered.items()},
+                                  authenticated=True)
+        return read_render_dir(configs, ctx, devices, accept_edited=accept_edited)
+    except RenderInputError as exc:  # the fabric file's block or secret, not netgen: exit 2 like any input error
+        raise LabSliceError(str(exc)) from None
+    except RenderDirError as exc:
+        raise LabSliceError(str(exc)) from None
+    except OSError as exc:
+        raise LabSliceError(f"cannot read the render directory {configs}: {exc.strerror or exc}") from None
 
 
-def lab_inputs(lab: str, ctx: DesignContext, request: SliceRequest,
-               configs: Path | None = None) -> tuple[LabPlan, dict[str, dict[str, str]]]:
-    """The lab plan and the rendered files it was built from (containerlab boots the files)."""
+def lab_inputs(lab: str, ctx: DesignContext, request: SliceRequest, configs: Path | None = None,
+               accept_edited: bool = False,
+               edited: dict[str, str] | None = None) -> tuple[LabPlan, dict[str, dict[str, str]]]:
+    """The lab plan and the rendered files it was built from (containerlab boots the files).
+    `accept_edited`: files of `configs` changed since netgen rendered them are used, each put in
+    `edited` ("device/file" -> why) for the caller to report."""
     check_lab_name(lab)
     devices = select_devices(ctx.topology, request)
-    files = rendered_files(ctx, devices, configs)
+    read = rendered_inputs(ctx, devices, configs, accept_edited)
+    files = read.files
+    if edited is not None:
+        edited.update(read.edited)
     facts = {d.name: node_facts(ctx, d, files.get(d.name, {})) for d in devices}
     # FRR runs what a deploy would push: placeholders (the BGP session key) filled, each secret read
     # once. The returned files keep their placeholders (a containerlab export writes them out).
@@ -173,5 +186,6 @@ def lab_inputs(lab: str, ctx: DesignContext, request: SliceRequest,
     return build_plan(lab, ctx, request, facts), files
 
 
-def plan_lab(lab: str, ctx: DesignContext, request: SliceRequest, configs: Path | None = None) -> LabPlan:
-    return lab_inputs(lab, ctx, request, configs)[0]
+def plan_lab(lab: str, ctx: DesignContext, request: SliceRequest, configs: Path | None = None,
+             accept_edited: bool = False) -> LabPlan:
+    return lab_inputs(lab, ctx, request, configs, accept_edited)[0]

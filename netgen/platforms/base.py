@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
-import stat
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,7 +19,7 @@ import jinja2
 import jinja2.bccache
 
 from netgen.checks import DesignContext
-from netgen.resources import TEMPLATES, user_cache_dir
+from netgen.resources import TEMPLATES, user_cache_dir, user_owned_dir
 from netgen.topology.model import Device, Port
 
 # templates/ sits beside the package in the source tree (the layout the project asked for); a
@@ -116,14 +114,10 @@ class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
             return None
         try:
             digest = hashlib.sha256(f"{sys.version}\0{jinja2.__version__}\0".encode() + Path(__file__).read_bytes())
-            path = folder / f"templates-{digest.hexdigest()[:24]}"
-            path.mkdir(mode=0o700, parents=True, exist_ok=True)
-            st = os.lstat(path)
         except OSError:
             return None
-        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
-            return None
-        return _CompiledTemplates(str(path))
+        path = user_owned_dir(folder / f"templates-{digest.hexdigest()[:24]}", private=True)
+        return None if path is None else _CompiledTemplates(str(path))
 
 
 @cache

@@ -28,6 +28,18 @@ files are linked into the staging directory before the render knows it keeps the
 takes DIR's first look (InspectionAhead) stages every device while this process expands the fabric,
 and the render clears the devices it writes again. The swapped-out DIR of a large render is removed
 by a detached process after the command (_remove_tree).
+
+The manifest is authenticated: an HMAC-SHA256 over its exact bytes with a key kept outside DIR, in
+the user's state directory (manifest_key). Whoever can write DIR can edit a file and the manifest's
+size and digest for it, but cannot make the MAC verify, so only a manifest this user's netgen wrote
+on this machine is trusted for reuse: a device is kept only from a manifest whose MAC verifies. One
+that does not (edited, written under another account or on another machine, by a netgen before
+format 3, or with no key to check it) still says which files DIR may hold for DIR to be replaced,
+as before; its devices are rendered again, and the render's notes say why. Where no key can be
+kept (a read-only home), renders write unauthenticated manifests and keep nothing.
+
+Where worker processes cannot be started (this process is a daemonic multiprocessing worker, or
+fork is refused), the devices are rendered in this process: the same files.
 """
 
 from __future__ import annotations
@@ -37,6 +49,7 @@ import dataclasses
 import errno
 import functools
 import hashlib
+import hmac
 import io
 import ipaddress
 import json
@@ -67,12 +80,15 @@ from netgen.platforms import base
 from netgen.platforms.base import Prepared, RenderedFile, RenderError
 from netgen.platforms.services import read_local_users
 from netgen.platforms.zone_inputs import zone_inputs
+from netgen.resources import owned_by_user, user_owned_dir, user_state_dir
 from netgen.topology.model import Device
 
 ProgressHook = Callable[[Device], None]
 MARKER = ".netgen-render"  # the manifest of an output directory: netgen may replace what it lists
-MANIFEST_FORMAT = 2  # 2 adds "devices": each device's render key (format 1 is still read)
-READABLE_FORMATS = (1, 2)
+# 3 adds "mac" (the manifest authenticated), 2 "devices" (each device's render key); 1 and 2 are
+# still read, as unauthenticated manifests
+MANIFEST_FORMAT = 3
+READABLE_FORMATS = (1, 2, 3)
 LEGACY_MARKER = b"rendered by netgen"  # the plain-text marker of netgen before the manifest
 LEGACY_FILES = ("config_db.json", "frr.conf")  # what those wrote per device, besides <device>.cfg
 MARKER_LIMIT = 64 << 20  # bytes; a manifest of 100k files is ~15 MB
@@ -107,6 +123,8 @@ class RenderResult:
     skipped: dict[str, list[str]] = field(default_factory=dict)  # nos -> devices without a renderer
     unchecked: list[str] = field(default_factory=list)  # what no check here could read (RenderedFile.unchecked)
     reused: list[str] = field(default_factory=list)  # devices taken unchanged from the previous render in DIR
+    # said once per render: that there is no render cache (no key), or why nothing of DIR was kept
+    notes: list[str] = field(default_factory=list)
 
 
 @functools.cache
@@ -280,14 +298,16 @@ def _render_chunk(names: list[str]) -> list[tuple[str, Any]]:
 
 def render_workers(count: int) -> int:
     """How many processes render `count` devices: NETGEN_RENDER_WORKERS (a positive integer; any
-    other value is ignored), else one per CPU this process may use; 1 for small selections or where
-    fork is not available."""
+    other value is ignored), else one per CPU this process may use; 1 for small selections, where
+    fork is not available, and in a daemonic process (a multiprocessing pool's worker, as job
+    runners and test harnesses call netgen in), which multiprocessing allows no children."""
     configured = os.environ.get(WORKERS_ENV, "")
     if configured.isdigit() and int(configured) >= 1:
         wanted = int(configured)
     else:
         wanted = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if count < PARALLEL_MIN_DEVICES or "fork" not in multiprocessing.get_all_start_methods():
+    if (count < PARALLEL_MIN_DEVICES or "fork" not in multiprocessing.get_all_start_methods()
+            or multiprocessing.current_process().daemon):
         return 1
     return max(1, min(wanted, count // CHUNK_DEVICES or 1))
 
@@ -328,27 +348,50 @@ def _render_outcomes(ctx: DesignContext, devices: Iterable[Device], previous: Ma
                 progress(device)
     workers = render_workers(len(todo))
     rendered: dict[str, Any] = {}
-    if workers == 1:
-        for device in todo:
-            rendered[device.name] = sink(device.name, *one(ctx, plugins[device.nos], device, previous))
-            if progress:
-                progress(device)
-        return rendered, skipped
-    # Striped, not cut in runs: a fabric lists a zone's CTSWs together, and after one rack more they
-    # are most of what is rendered, so one run of them would keep one worker busy while the other idles.
-    count = -(-len(todo) // CHUNK_DEVICES)
-    chunks = [[d.name for d in todo[i::count]] for i in range(count)]
-    _FORKED[:] = [(ctx, plugins, previous, sink, one)]
-    try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            for chunk, done in zip(chunks, pool.map(_render_chunk, chunks), strict=True):
-                rendered.update(done)
-                if progress:
-                    for name in chunk:
-                        progress(ctx.topology.devices[name])
-    finally:
-        _FORKED.clear()
-    return {d.name: rendered[d.name] for d in todo}, skipped
+    if workers > 1:
+        # Striped, not cut in runs: a fabric lists a zone's CTSWs together, and after one rack more they
+        # are most of what is rendered, so one run of them would keep one worker busy while the other idles.
+        count = -(-len(todo) // CHUNK_DEVICES)
+        chunks = [[d.name for d in todo[i::count]] for i in range(count)]
+        _FORKED[:] = [(ctx, plugins, previous, sink, one)]
+        try:
+            children = set(multiprocessing.active_children())
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+                try:  # the first submit forks every worker, before any of them is handed work
+                    first = pool.submit(_render_chunk, chunks[0])
+                except OSError:  # fork refused (EAGAIN, ENOMEM): nothing ran, this process renders
+                    _stop_idle_workers(children)
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    workers = 1
+                else:
+                    results = [first, *(pool.submit(_render_chunk, chunk) for chunk in chunks[1:])]
+                    try:
+                        for chunk, future in zip(chunks, results, strict=True):
+                            rendered.update(future.result())
+                            if progress:
+                                for name in chunk:
+                                    progress(ctx.topology.devices[name])
+                    except BaseException:  # the first error stands: the chunks not started are not
+                        for future in results:
+                            future.cancel()
+                        raise
+        finally:
+            _FORKED.clear()
+        if workers > 1:
+            return {d.name: rendered[d.name] for d in todo}, skipped
+    for device in todo:
+        rendered[device.name] = sink(device.name, *one(ctx, plugins[device.nos], device, previous))
+        if progress:
+            progress(device)
+    return rendered, skipped
+
+
+def _stop_idle_workers(before: set[multiprocessing.process.BaseProcess]) -> None:
+    """The pool's workers forked before a fork failed: they wait for work that never comes, and
+    the interpreter would wait for them at exit."""
+    for child in set(multiprocessing.active_children()) - before:
+        child.terminate()
+        child.join()
 
 
 # --- the output directory: what may be replaced ---------------------------------------------------
@@ -394,12 +437,121 @@ class _Marker:
     inputs: dict[str, str]  # device -> the digest of its inputs it was keyed with (zone_inputs.py)
     whole: WholeRender | None
     data: bytes  # as read
+    distrust: str = ""  # why its MAC does not vouch for it ("": it does; _distrust)
+
+    @property
+    def trusted(self) -> bool:
+        return not self.distrust
 
 
-def _read_manifest(folder: Path, shown: Path) -> Manifest | None:
-    """The manifest in folder's marker (None: a plain-text marker of an older netgen)."""
-    read = _read_marker(folder, shown)
-    return None if read is None else read.files
+# --- the manifest's key and MAC ----------------------------------------------------------------------
+
+KEY_FOLDER = "keys"  # in the user's state directory: a private folder (mode 0700) of the user's own
+KEY_FILE = "render-manifest.key"
+KEY_BYTES = 32
+# A format-3 manifest starts with its MAC, in fixed-width JSON: `{"mac": "hmac-sha256:<64 hex>",`
+# (or `{"mac": null,` where there was no key); the MAC covers every byte after that prefix, so a
+# manifest is checked byte for byte as written, never as parsed and dumped again.
+_MAC_OPEN, _MAC_CLOSE = b'{"mac": "hmac-sha256:', b'",'
+_MAC_END = len(_MAC_OPEN) + 64 + len(_MAC_CLOSE)
+_NO_MAC = b'{"mac": null,'
+_MAC_CONTEXT = b"netgen render manifest\0"  # what the key signs here, should it ever sign anything else
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestKey:
+    """The key that authenticates this user's render manifests, or why there is none."""
+
+    secret: bytes | None = field(repr=False)  # never in a message or a log
+    problem: str = ""  # where and why no key could be read or made
+
+    def mac(self, signed: bytes) -> str:
+        assert self.secret is not None
+        return hmac.new(self.secret, _MAC_CONTEXT + signed, hashlib.sha256).hexdigest()
+
+
+def manifest_key() -> ManifestKey:
+    """This user's manifest key: $XDG_STATE_HOME/netgen/keys/render-manifest.key (else under
+    ~/.local/state/netgen), 32 random bytes made on first use. Read once per process."""
+    state = user_state_dir()
+    if state is None:
+        return ManifestKey(None, "no home directory to keep a key in")
+    return _load_key(state / KEY_FOLDER)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_key(folder: Path) -> ManifestKey:
+    """The key in `folder`, made there if there is none: written to a private file of its own
+    (O_CREAT | O_EXCL, mode 0600) and linked to its name, so that a process reading it never sees
+    part of a key, and of two processes making one at once both use the one linked first. A key
+    file or folder that is not the user's own and private is not used (nor replaced)."""
+    if user_owned_dir(folder, private=True) is None:
+        return ManifestKey(None, f"{folder} cannot be made, or is not a private directory of this user's")
+    path = folder / KEY_FILE
+    try:
+        found = _read_key(path)
+        if found is None:
+            made = folder / f".{KEY_FILE}.{secrets.token_hex(4)}"
+            fd = os.open(made, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(secrets.token_bytes(KEY_BYTES))
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                with contextlib.suppress(FileExistsError):  # another process linked its key first: that one
+                    os.link(made, path, follow_symlinks=False)
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(made)
+            found = _read_key(path)
+    except OSError as exc:
+        return ManifestKey(None, f"{path}: {exc.strerror or exc}")
+    if isinstance(found, str) or found is None:
+        return ManifestKey(None, f"{path}: {found or 'could not be made'}")
+    return ManifestKey(found)
+
+
+def _read_key(path: Path) -> bytes | str | None:
+    """The key in `path`; None: there is none; a string: why the file there is not used."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symbolic link, not a key file"
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        if not owned_by_user(os.fstat(fd), stat.S_IFREG, private=True):
+            return "not a regular file of this user's that only they can read (mode 0600); remove it"
+        data = fh.read(KEY_BYTES + 1)
+    return data if len(data) == KEY_BYTES else f"not a key of {KEY_BYTES} bytes; remove it"
+
+
+def _sealed(signed: bytes) -> bytes:
+    """The manifest whose bytes after the MAC prefix are `signed`, with the prefix."""
+    key = manifest_key()
+    if key.secret is None:
+        return _NO_MAC + signed
+    return _MAC_OPEN + key.mac(signed).encode("ascii") + _MAC_CLOSE + signed
+
+
+def _distrust(data: bytes, doc: dict[str, Any]) -> str:
+    """'' when `data` is a manifest this user's key authenticates; else why it is not trusted."""
+    if doc["format"] < 3:
+        return f"written by a netgen before manifests were authenticated: format {doc['format']}"
+    if data.startswith(_NO_MAC):
+        return "written where netgen could keep no key"
+    key = manifest_key()
+    if key.secret is None:
+        return f"no key to check it with: {key.problem}"
+    head = data[:_MAC_END]
+    if (not head.startswith(_MAC_OPEN) or not head.endswith(_MAC_CLOSE)
+            or not hmac.compare_digest(head[len(_MAC_OPEN):-len(_MAC_CLOSE)],
+                                       key.mac(data[_MAC_END:]).encode("ascii"))):
+        return ("its MAC does not verify with this user's key: edited since netgen wrote it, or written under"
+                " another account or on another machine")
+    return ""
 
 
 def _whole_render(entry: object) -> WholeRender | None:
@@ -426,6 +578,17 @@ def _read_marker(folder: Path, shown: Path) -> _Marker | None:
     fd = os.open(marker, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as fh:
         data = fh.read(MARKER_LIMIT + 1)
+    try:
+        return parse_marker(data)
+    except ValueError as exc:
+        raise OutputDirError(f"{where}: not a manifest netgen render wrote ({exc}), so netgen cannot tell its files"
+                             f" from yours; move what you need out of {shown} and remove it by hand", where) from None
+
+
+def parse_marker(data: bytes) -> _Marker | None:
+    """A marker's bytes as netgen reads them: None for the plain-text marker of a netgen before
+    manifests; ValueError (what is wrong) when they are not a manifest netgen wrote. Whether the
+    manifest is authenticated is in the result (`distrust`), not an error."""
     if data.startswith(LEGACY_MARKER):
         return None
     try:
@@ -456,10 +619,9 @@ def _read_marker(folder: Path, shown: Path) -> _Marker | None:
                 if zone is not None:
                     inputs[device] = zone
         whole = _whole_render(doc.get("fabric"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise OutputDirError(f"{where}: not a manifest netgen render wrote ({exc}), so netgen cannot tell its files"
-                             f" from yours; move what you need out of {shown} and remove it by hand", where) from None
-    return _Marker(manifest, keys, inputs, whole, data)
+    except UnicodeDecodeError as exc:
+        raise ValueError(str(exc)) from None
+    return _Marker(manifest, keys, inputs, whole, data, _distrust(data, doc))
 
 
 def _unchanged(path: str, size: int, digest: str) -> bool:
@@ -626,12 +788,21 @@ def _manifest(entries: Mapping[str, tuple[int, str]], keys: Mapping[str, str],
         "written_by": "netgen render",
         "note": "`netgen render -o` replaces this directory whole, and refuses while it holds anything"
                 " not listed here (or a listed file changed); a device whose render key is unchanged"
-                " keeps its files",
+                " keeps its files, when the mac (HMAC-SHA256 of every byte after it, with a key of the"
+                " user who rendered, kept outside this directory) verifies",
         "format": MANIFEST_FORMAT, "files": files,
         "devices": {device: _device_entry(key, (inputs or {}).get(device)) for device, key in sorted(keys.items())}}
     if whole is not None:
         doc["fabric"] = whole.as_dict()
-    return (json.dumps(doc, indent=1) + "\n").encode("utf-8")
+    return seal_manifest(doc)
+
+
+def seal_manifest(doc: Mapping[str, Any]) -> bytes:
+    """The bytes of a format-3 manifest holding `doc` (without its mac), authenticated with this
+    user's key (or marked as written without one)."""
+    text = json.dumps(doc, indent=1) + "\n"
+    assert text.startswith("{\n")
+    return _sealed(text[1:].encode("utf-8"))
 
 
 def _device_entry(key: str, inputs: str | None) -> dict[str, str]:
@@ -665,7 +836,12 @@ def _make_parents(folder: Path) -> list[Path]:
     made: list[Path] = []
     try:
         for path in reversed(missing):
-            os.mkdir(path)
+            try:
+                os.mkdir(path)
+            except FileExistsError:  # made meanwhile (another render into the same new folder): used
+                if not stat.S_ISDIR(os.lstat(path).st_mode):
+                    raise
+                continue
             made.append(path)
     except BaseException:
         _remove_dirs(made)
@@ -708,7 +884,7 @@ def _prestage(output: Path, staging: Path, survey: _Survey) -> frozenset[str]:
     device counts only if each link is the very file the survey read (not one put in its place
     since); where the file system has no links, `keep` copies the kept devices' files instead."""
     marker = survey.marker
-    if marker is None:
+    if marker is None or not marker.trusted:  # nothing of DIR is kept: every device is written again
         return frozenset()
     files: dict[str, list[str]] = {}
     for name in marker.files:
@@ -748,7 +924,9 @@ class InspectionAhead:
     clears the devices it writes again and drops those it no longer has.
     The child answers only when DIR may be replaced; on a refusal, an OS error or a failed child the
     stage inspects DIR itself, as without it, to report what it finds, and the staging directory
-    goes. `start` gives None where processes cannot be forked."""
+    goes. `start` gives None where processes cannot be forked (no fork, or fork refused: the render
+    then takes the first look itself). A daemonic process may fork this way: only multiprocessing's
+    own children are refused to it."""
 
     def __init__(self, output: Path, pid: int, fd: int, staging: Path | None) -> None:
         self.output, self._pid, self._fd, self._staging = output, pid, fd, staging
@@ -762,8 +940,18 @@ class InspectionAhead:
         with contextlib.suppress(OSError):  # made here, so that whatever becomes of the child it is removed
             if path.name and not os.path.islink(path) and _lstat(path / MARKER) is not None:
                 staging = _beside(path, "new")
-        read, write = os.pipe()
-        pid = os.fork()
+        try:
+            read, write = os.pipe()
+        except OSError:
+            _drop(staging)
+            return None
+        try:
+            pid = os.fork()
+        except OSError:  # EAGAIN, ENOMEM: the render looks at DIR itself
+            os.close(read)
+            os.close(write)
+            _drop(staging)
+            return None
         if pid == 0:  # the child: answer through the pipe, then leave without running anything else
             try:
                 os.close(read)
@@ -809,9 +997,8 @@ class InspectionAhead:
         self._drop_staging()
 
     def _drop_staging(self) -> None:
-        if self._staging is not None:
-            shutil.rmtree(self._staging, ignore_errors=True)
-            self._staging = None
+        _drop(self._staging)
+        self._staging = None
 
     def _reap(self, stop: bool) -> None:
         if self._pid <= 0:
@@ -821,6 +1008,11 @@ class InspectionAhead:
                 os.kill(self._pid, signal.SIGKILL)
             os.waitpid(self._pid, 0)
         self._pid = -1  # reaped: the number may be another process's now
+
+
+def _drop(staging: Path | None) -> None:
+    if staging is not None:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _take_owner(staging: Path, written: Iterable[Path], uid: int, gid: int) -> None:
@@ -882,9 +1074,10 @@ class _Stage:
 
     def kept_keys(self) -> dict[str, str]:
         """The render keys DIR was written with, of the devices all of whose files the inspection
-        found there unchanged (a device with a file gone is rendered again)."""
+        found there unchanged (a device with a file gone is rendered again); none from a manifest
+        whose MAC does not verify."""
         marker = self._marker()
-        if marker is None:
+        if marker is None or not marker.trusted:
             return {}
         complete: dict[str, bool] = {}
         for name in marker.files:
@@ -892,11 +1085,24 @@ class _Stage:
             complete[device] = complete.get(device, True) and name in self.survey.files
         return {device: key for device, key in marker.keys.items() if complete.get(device)}
 
+    def cache_notes(self, reuse: bool) -> list[str]:
+        """What the render says about its cache, once: that there is none (no key to authenticate
+        manifests with), or why nothing of the render DIR holds is kept (its manifest's MAC)."""
+        key = manifest_key()
+        if key.secret is None:
+            return [f"no render cache ({key.problem}): every device is rendered, and {self.output / MARKER} is"
+                    " written unauthenticated"]
+        marker = self._marker()
+        if not reuse or marker is None or marker.trusted or not marker.files:
+            return []
+        return [f"{self.output / MARKER} is not authenticated ({marker.distrust}): nothing of {self.output} is"
+                " kept, every device is rendered again"]
+
     def kept_inputs(self) -> dict[str, str]:
         """The zone inputs DIR's manifest recorded per device (zone_inputs.py); render_fabric trusts
         one only for a device whose key kept_keys keeps."""
         marker = self._marker()
-        return {} if marker is None else marker.inputs
+        return {} if marker is None or not marker.trusted else marker.inputs
 
     def _previous(self, devices: set[str]) -> Manifest:
         """The manifest entries of `devices` in DIR as it was inspected."""
@@ -1016,10 +1222,18 @@ def _link_or_copy(source: Path, target: Path) -> None:
 
 
 def _swap(staging: Path, output: Path, replacing: bool, verified: _Survey | None = None, devices: int = 0) -> None:
-    """staging becomes output; the old output (`devices` directories) goes (_remove_tree)."""
+    """staging becomes output; the old output (`devices` directories) goes (_remove_tree). A DIR
+    that was not there at the first look but is now (another render into the same new folder
+    finished first, and swapped its complete DIR in) is replaced as any earlier render is: looked
+    at whole, and refused if it holds anything that render did not write."""
     if not replacing:
-        os.rename(staging, output)
-        return
+        try:
+            os.rename(staging, output)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+        verified = None
     holder = _beside(output, "old")
     old = holder / "old"
     try:
@@ -1104,6 +1318,7 @@ def render_fabric(ctx: DesignContext, output: Path | None, names: list[str] | No
         measured, skipped = _render_outcomes(ctx, devices, None, progress, _Writer(None))
         return _result(Path(), measured, skipped)
     with _Stage(output, ahead) as stage:  # refuses (nothing changed) before spending the render time
+        notes = stage.cache_notes(reuse)
         previous = stage.kept_keys() if reuse else {}
         inputs = zone_inputs(ctx, load_plugins(), code_digest(), _StablePickler)
         # a zone switch whose zone inputs are those it was keyed with has that key: no view built
@@ -1129,17 +1344,18 @@ def render_fabric(ctx: DesignContext, output: Path | None, names: list[str] | No
                 stage.keep(reused)
             stage.finish(keys, record, inputs)
     return _result(output, written, skipped, files=len(stage.entries),
-                   size=sum(size for size, _ in stage.entries.values()))
+                   size=sum(size for size, _ in stage.entries.values()), notes=notes)
 
 
 def _result(output: Path, written: Mapping[str, Written], skipped: dict[str, list[str]], files: int | None = None,
-            size: int | None = None) -> RenderResult:
+            size: int | None = None, notes: list[str] | None = None) -> RenderResult:
     entries = [entry for outcome in written.values() for entry in outcome.files or ()]
     return RenderResult(output=output, devices=sorted(written),
                         files=len(entries) if files is None else files,
                         bytes=sum(e[1] for e in entries) if size is None else size, skipped=skipped,
                         unchecked=[note for name in sorted(written) for note in written[name].unchecked],
-                        reused=sorted(name for name, outcome in written.items() if outcome.files is None))
+                        reused=sorted(name for name, outcome in written.items() if outcome.files is None),
+                        notes=notes or [])
 
 
 def fabric_key(fabric: Fabric, catalog: Catalog) -> str:
@@ -1170,7 +1386,7 @@ def unchanged_render(output: Path, key: str) -> tuple[RenderResult, int] | None:
         if st is None or not stat.S_ISDIR(st.st_mode) or _lstat(path / MARKER) is None:
             return None
         marker = _read_marker(path, path)
-        if marker is None or marker.whole is None or marker.whole.key != key:
+        if marker is None or not marker.trusted or marker.whole is None or marker.whole.key != key:
             return None
         _check_replaceable(path, survey)
     except OSError as exc:

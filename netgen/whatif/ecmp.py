@@ -15,10 +15,12 @@ ATSW: each CTSW loses its links to it); the flows stay. A seeded Monte Carlo (nu
 the same figures for the same seed on every machine.
 
 Every command's NG706 check simulates the fabric's stages, and the same shapes come back run after
-run: a result is kept in the user's cache directory ($XDG_CACHE_HOME/netgen, else ~/.cache/netgen),
-keyed by its arguments, this module's source and numpy's version (NEP 19: a Generator's stream may
-change between numpy releases), so a command whose stages were simulated before neither imports
-numpy nor draws (0.2 s of meta-24k's checks). A cache that cannot be read or written is ignored.
+run: a result is kept in the user's cache directory ($XDG_CACHE_HOME/netgen/ecmp, else
+~/.cache/netgen/ecmp), keyed by its arguments, this module's source and numpy's version (NEP 19: a
+Generator's stream may change between numpy releases), so a command whose stages were simulated
+before neither imports numpy nor draws (0.2 s of meta-24k's checks). A cache that cannot be read or
+written is ignored, and so is one that is not the user's own: a folder or file owned by someone
+else or writable by others (its numbers would be theirs to choose) is a miss.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ import hashlib
 import json
 import math
 import os
+import secrets
+import stat
 from dataclasses import astuple, dataclass
 from functools import lru_cache
 from importlib import metadata
@@ -35,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from netgen.intent.fabric import Fabric
-from netgen.resources import user_cache_dir
+from netgen.resources import owned_by_user, user_cache_dir, user_owned_dir
 from netgen.topology.expand import links_per_ctsw_atsw
 from netgen.topology.model import Device, Role
 
@@ -122,22 +126,27 @@ def _draw(flows: int, links: int, qps: int, trials: int, seed: int, flow_gbps: f
 
 @lru_cache(maxsize=1)
 def _result_store() -> _ResultStore | None:
-    """The store for this code and numpy, or None where there is no cache directory or numpy."""
-    folder = user_cache_dir()
+    """The store for this code and numpy, or None where there is no cache directory or numpy, or
+    the folder is not the user's own and private (resources.user_owned_dir)."""
+    cache = user_cache_dir()
     try:
         digest = hashlib.sha256(Path(__file__).read_bytes() + metadata.version("numpy").encode())
     except (OSError, metadata.PackageNotFoundError):
         return None
+    folder = None if cache is None else user_owned_dir(cache / "ecmp", private=True)
     return None if folder is None else _ResultStore(folder / f"ecmp-{digest.hexdigest()[:24]}.json")
 
 
 CACHE_ENTRIES = 4096  # a full cache starts over: a few hundred bytes per fabric shape
+CACHE_LIMIT = 4 << 20  # bytes; a full cache is under 1 MB, a larger file is not one this module wrote
 
 
 class _ResultStore:
     """Results of _draw in one JSON file per (this module's source, numpy's version): {"args": result}.
     Read once per process; a new result is merged into what the file holds by then and the file
-    replaced by a rename, so concurrent commands at worst each lose the other's new entries."""
+    replaced by a rename, so concurrent commands at worst each lose the other's new entries. The
+    file is read only when it is a regular file of the user's own that no one else can write
+    (opened without following a link, then checked), else it is a miss."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -145,7 +154,14 @@ class _ResultStore:
 
     def _read(self) -> dict[str, Result]:
         try:
-            doc = json.loads(self.path.read_bytes())
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as fh:
+                if not owned_by_user(os.fstat(fd), stat.S_IFREG, private=False):
+                    return {}
+                data = fh.read(CACHE_LIMIT + 1)
+            if len(data) > CACHE_LIMIT:
+                return {}
+            doc = json.loads(data)
             return {key: Result(int(row[0]), *map(float, row[1:])) for key, row in doc.items()
                     if isinstance(row, list) and len(row) == 6}
         except (OSError, ValueError, TypeError, AttributeError):
@@ -160,10 +176,12 @@ class _ResultStore:
             merged = {}
         merged[json.dumps(args)] = result
         self.results.update(merged)
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}-{secrets.token_hex(4)}")
+        data = json.dumps({key: astuple(value) for key, value in merged.items()}).encode()
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            temporary.write_text(json.dumps({key: astuple(value) for key, value in merged.items()}))
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
             os.replace(temporary, self.path)
         except OSError:
             with contextlib.suppress(OSError):

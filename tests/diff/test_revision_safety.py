@@ -32,7 +32,7 @@ SECRETS = {"NETGEN_PASSWORD": "hunter2", "NETGEN_USERNAME": "admin", "NETGEN_SSH
            "GITHUB_TOKEN": "ghp_secret", "GH_TOKEN": "gho_secret", "AWS_SECRET_ACCESS_KEY": "aws-secret",
            "AWS_ACCESS_KEY_ID": "AKIAEXAMPLE", "SSH_AUTH_SOCK": "/tmp/ssh-agent.sock", "MY_API_KEY": "k",
            "VAULT_TOKEN": "v", "DB_PASSWORD": "p", "SOME_SECRET": "s", "PYTHONSTARTUP": "/tmp/evil.py"}
-SET_BY_NETGEN = {"PYTHONPATH", "HOME", "TMPDIR", "PYTHONUSERBASE", "PYTHONNOUSERSITE"}
+SET_BY_NETGEN = {"PYTHONPATH", "HOME", "TMPDIR", "PYTHONUSERBASE", "PYTHONNOUSERSITE", "XDG_STATE_HOME"}
 
 # `python -m netgen.cli render FABRIC -o OUT --json` in the revision: records that it ran (with its
 # environment and what it read as the fabric), then renders one device holding the fabric's text.

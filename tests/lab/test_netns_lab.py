@@ -289,7 +289,7 @@ def test_wrong_asn_fails_verify_naming_the_session_and_device(tmp_path):
     name = lab_name("neg")
     try:
         code, up = cli_json("lab", "up", str(SMALL), "--name", name, "--zone", "1", "--racks", "1", "--ctsw", "1",
-                            "--configs", str(out), "--timeout", "12")
+                            "--configs", str(out), "--accept-edited-configs", "--timeout", "12")
         assert code == 1 and up["converged"] is False
         code, report = cli_json("lab", "verify", "--name", name)
         assert code == 1 and report["ok"] is False

@@ -240,7 +240,7 @@ def test_created_parents_are_removed_again_on_failure(tmp_path, monkeypatch):
 
 def test_the_marker_is_a_manifest_of_what_was_written(rendered):
     doc = json.loads((rendered / MARKER).read_text())
-    assert doc["format"] == 2 and doc["written_by"] == "netgen render"
+    assert doc["format"] == render.MANIFEST_FORMAT and doc["written_by"] == "netgen render"
     # no render key: its custom FRR lines are judged by the FRR here at every render (test_render_cache.py)
     assert doc["devices"] == {}
     assert sorted(doc["files"]) == [f"{RTSW}/config_db.json", f"{RTSW}/custom-config.json", f"{RTSW}/frr.conf"]

@@ -117,7 +117,7 @@ def _forget_in_process():
 
 def test_a_result_comes_back_from_the_cache_without_drawing(fresh_cache, monkeypatch):
     drawn = simulate(12, 8, 3, 500, 7, 400, 400)
-    [stored] = fresh_cache.glob("ecmp-*.json")
+    [stored] = fresh_cache.glob("ecmp/ecmp-*.json")
     _forget_in_process()
 
     def no_draw(*args):
@@ -133,7 +133,7 @@ def test_a_result_comes_back_from_the_cache_without_drawing(fresh_cache, monkeyp
 
 def test_a_damaged_or_foreign_cache_is_ignored(fresh_cache):
     expected = simulate(6, 4, 2, 400, 1)
-    [stored] = fresh_cache.glob("ecmp-*.json")
+    [stored] = fresh_cache.glob("ecmp/ecmp-*.json")
     for damage in ("{not json", '{"[6, 4, 2, 400, 1, 1.0, 1.0]": [2, "x", 1, 1, 1, 1]}', "[1, 2]",
                    '{"[6, 4, 2, 400, 1, 1.0, 1.0]": [2, 0.5]}'):
         stored.write_text(damage)
@@ -147,7 +147,7 @@ def test_the_cache_is_per_numpy_release(fresh_cache, monkeypatch):
     real = ecmp.metadata.version
     monkeypatch.setattr(ecmp.metadata, "version", lambda name: "0.0.1" if name == "numpy" else real(name))
     simulate(6, 4, 2, 400, 1)
-    assert len(list(fresh_cache.glob("ecmp-*.json"))) == 2
+    assert len(list(fresh_cache.glob("ecmp/ecmp-*.json"))) == 2
 
 
 def test_an_unwritable_cache_directory_changes_nothing(tmp_path, monkeypatch):
