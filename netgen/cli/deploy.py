@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 from nornir.core.task import Result, Task
-from rich.markup import escape
+from rich.markup import escape as markup_escape
 from rich.table import Table
 
 from netgen.cli.common import (
@@ -26,12 +26,14 @@ from netgen.cli.common import (
     cli,
     emit_json,
     err,
+    escape,
     fabric_argument,
     fail,
     input_failure,
     json_option,
     load_checked,
     out,
+    write_replacing,
 )
 from netgen.deploy.ansible_inventory import ansible_inventory, yaml_inventory
 from netgen.deploy.ansible_inventory import playbook_vars as rollout_playbook_vars
@@ -64,6 +66,7 @@ from netgen.lab.adapters import rendered_inputs
 from netgen.lab.plan import LabSliceError
 from netgen.platforms.base import RenderError
 from netgen.platforms.routing import bgp_plan
+from netgen.safe_text import without_controls
 
 DIFF_LINES_SHOWN = 40
 
@@ -220,7 +223,7 @@ def _conclude(report: RolloutReport, report_path: Path | None, as_json: bool, ex
     problem = None
     if report_path is not None:
         try:
-            report_path.write_text(json.dumps(payload, indent=2) + "\n")
+            write_replacing(report_path, json.dumps(payload, indent=2) + "\n")
         except OSError as exc:
             problem = f"cannot write the report to {report_path}: {exc.strerror or exc}"
             payload = {**payload, "exit_code": EXIT_INPUT, "error": problem}
@@ -389,7 +392,8 @@ def rollout(fabric: str, limit: str | None, configs: Path | None, credentials: P
     except RolloutError as exc:
         fail(str(exc), as_json)
     if not as_json and run.rc not in (0, None) and not any(b["failed"] for b in report.batches):
-        err.print(f"[red]ansible-playbook {escape(run.status)} (rc {run.rc})[/]:\n{escape(run.tail)}")
+        tail = markup_escape(without_controls(run.tail))  # its own lines kept, nothing else that acts on a terminal
+        err.print(f"[red]ansible-playbook {escape(run.status)} (rc {run.rc})[/]:\n{tail}")
     _conclude(report, report_path, as_json, {"ansible": run.as_dict()})
 
 

@@ -12,7 +12,6 @@ from typing import Any, TypeVar
 
 import click
 import yaml
-from rich.markup import escape
 from rich.table import Table
 
 from netgen.cli.common import (
@@ -23,6 +22,7 @@ from netgen.cli.common import (
     cli,
     emit_json,
     err,
+    escape,
     fabric_argument,
     fail,
     json_option,

@@ -92,6 +92,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import shlex
 import shutil
@@ -370,7 +371,30 @@ def _claim(out: Path) -> None:
                 shutil.rmtree(path)
             else:
                 path.unlink(missing_ok=True)
+    if out.is_symlink():
+        raise LabError(f"{out}: a symbolic link; name the directory it points to")
     out.mkdir(parents=True, exist_ok=True)
+
+
+def _write_new(path: Path, text: str) -> None:
+    """PATH created (never an existing file, nor through a link someone left there): everything an
+    export writes is new after _claim, so anything found in its place is not netgen's."""
+    try:
+        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    except FileExistsError:
+        raise LabError(f"{path}: already exists and was not written by the export this directory's"
+                       f" {MARKER} lists; choose a new or empty directory") from None
+    with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        stream.write(text)
+
+
+def _make_dir(path: Path) -> None:
+    try:
+        path.mkdir()
+    except FileExistsError:
+        if path.is_symlink() or not path.is_dir():
+            raise LabError(f"{path}: already exists and is not a directory the export made; choose a new or"
+                           " empty directory") from None
 
 
 def export_containerlab(plan: LabPlan, files: Mapping[str, Mapping[str, str]], out: Path,
@@ -423,22 +447,24 @@ def export_containerlab(plan: LabPlan, files: Mapping[str, Mapping[str, str]], o
 
     topo_name = f"{plan.lab}.clab.yml"
     _claim(out)
-    (out / MARKER).write_text(json.dumps({"tool": "netgen containerlab export", "lab": plan.lab,
-                                          "written": [topo_name, CONFIGS, INTERFACE_MAP]}, indent=1) + "\n",
-                              encoding="utf-8")
+    marker = out / MARKER
+    marker.unlink(missing_ok=True)
+    _write_new(marker, json.dumps({"tool": "netgen containerlab export", "lab": plan.lab,
+                                   "written": [topo_name, CONFIGS, INTERFACE_MAP]}, indent=1) + "\n")
+    if any(copies.values()):
+        _make_dir(out / CONFIGS)
     for name, rendered in copies.items():
         if rendered:
             folder = out / CONFIGS / name
-            folder.mkdir(parents=True, exist_ok=True)
+            _make_dir(folder)
             for filename, content in rendered.items():
-                (folder / filename).write_text(content, encoding="utf-8")
+                _write_new(folder / filename, content)
     header = (f"# containerlab topology written by netgen from a lab plan; {CONFIGS}/ holds the rendered files\n"
               f"# it boots, {INTERFACE_MAP} maps rendered port names to the interfaces below. Do not edit.\n")
     topo_path = out / topo_name
-    topo_path.write_text(header + yaml.safe_dump(topology, sort_keys=False, default_flow_style=False),
-                         encoding="utf-8")
+    _write_new(topo_path, header + yaml.safe_dump(topology, sort_keys=False, default_flow_style=False))
     map_path = out / INTERFACE_MAP
-    map_path.write_text(json.dumps(mapping, indent=1) + "\n", encoding="utf-8")
+    _write_new(map_path, json.dumps(mapping, indent=1) + "\n")
     return ExportResult(topology=topo_path, interface_map=map_path, nodes=len(nodes), links=len(links),
                         kinds=dict(Counter(kinds.values())),
                         warnings=tuple(_warnings(kinds, ports, copies)), ports=ports)

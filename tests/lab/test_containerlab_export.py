@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -24,6 +25,7 @@ from netgen.lab import containerlab as clab
 from netgen.lab.adapters import plan_lab, rendered_files
 from netgen.lab.backend import LabError
 from netgen.lab.containerlab import (
+    MARKER,
     ClabImages,
     ContainerlabBackend,
     ceos_endpoint,
@@ -241,6 +243,42 @@ def test_a_previous_export_is_replaced(zone1, whole, tmp_path):
     assert (out / "zone1.clab.yml").is_file()
     assert {p.name for p in (out / "configs").iterdir()} == {r.name for r in plan.routers()}
     assert (out / "keep.txt").read_text() == "someone's notes"
+
+
+@pytest.mark.parametrize("planted", ["{lab}.clab.yml", "interface-map.json", "configs"])
+def test_a_link_planted_where_the_export_writes_is_never_written_through(zone1, whole, tmp_path, planted):
+    """A previous export's directory in which someone left a symbolic link (to a file the export's
+    user may write, here one of the test's) where the new export writes: refused, the target untouched."""
+    out = tmp_path / "out"
+    export_containerlab(*whole, out, IMAGES)
+    plan, files = zone1
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "precious").write_text("keep me")
+    name = planted.format(lab=plan.lab)
+    target = victim if name == "configs" else victim / "precious"
+    if (out / name).is_dir():
+        shutil.rmtree(out / name)
+    (out / name).unlink(missing_ok=True)
+    # the old marker does not list it (a different lab's topology name), or the link replaced a listed entry
+    (out / name).symlink_to(target)
+    marker = json.loads((out / MARKER).read_text()) if (out / MARKER).exists() else None
+    if marker is not None and name in marker["written"]:
+        marker["written"].remove(name)
+        (out / MARKER).write_text(json.dumps(marker))
+    with pytest.raises(LabError, match="already exists"):
+        export_containerlab(plan, files, out, IMAGES)
+    assert (victim / "precious").read_text() == "keep me"
+    assert [p.name for p in victim.iterdir()] == ["precious"]
+
+
+def test_a_link_as_the_export_directory_is_refused(zone1, tmp_path):
+    plan, files = zone1
+    (tmp_path / "real").mkdir()
+    (tmp_path / "out").symlink_to(tmp_path / "real")
+    with pytest.raises(LabError, match="symbolic link"):
+        export_containerlab(plan, files, tmp_path / "out", IMAGES)
+    assert list((tmp_path / "real").iterdir()) == []
 
 
 # --- refused inputs ------------------------------------------------------------------------------
