@@ -216,3 +216,16 @@ def test_file_level_problems_keep_their_fixed_messages(tmp_path):
     [problem] = caught.value.problems
     assert problem.path == "password" and problem.line == 2 and CORE not in str(caught.value)
     assert "U+0007" not in str(caught.value)  # not even the offending character
+
+
+def test_a_file_over_an_input_limit_says_which_limit_without_values(tmp_path):
+    """A credentials file past the input limits (intent/yaml_source.py) is said to be so, with the
+    key it is under, never as a quoting mistake and never with what it holds."""
+    items = "".join(f"  - {CORE}{n}\n" for n in range(50_001))
+    creds = write_private(tmp_path / "c.yaml", f"username: netops\npassword:\n{items}")
+    with pytest.raises(NetgenInputError) as caught:
+        load_credentials(creds)
+    [problem] = caught.value.problems
+    assert problem.message == "a list of more than 50,000 items" and problem.path == "password"
+    assert problem.line == 50_003
+    assert CORE not in str(caught.value) and CORE not in json.dumps(problem.as_dict())
