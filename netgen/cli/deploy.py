@@ -411,7 +411,8 @@ def _print_report(report: RolloutReport, dry_run: bool) -> None:
         table.add_column(column)
     for outcome in report.devices.values():
         style = {"changed": "green", "rolled_back": "yellow", "failed": "red", "unconfirmed": "bold red",
-                 "diverged": "bold red", "not_touched": "dim"}.get(outcome.status.value, "")
+                 "diverged": "bold red", "confirmed_unsaved": "bold yellow", "unknown": "bold red",
+                 "not_touched": "dim"}.get(outcome.status.value, "")
         status = f"[{style}]{outcome.status.value}[/]" if style else outcome.status.value
         table.add_row(outcome.device, str(outcome.batch), status, str(outcome.changes),
                       escape((outcome.error or "")[:120]))

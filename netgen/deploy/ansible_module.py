@@ -133,11 +133,12 @@ def _options(params: dict[str, Any], target: DeployTarget, change_id: str, check
 
 def result_of(outcome: DeviceOutcome, check_mode: bool) -> dict[str, Any]:
     """Ansible's view of an outcome: changed, failed, msg, the diff, and the outcome itself."""
-    # an unconfirmed or diverged device may still hold the change (EOS reverts only when its timer runs
-    # out): changed unless it was read back holding the old config
+    # an unconfirmed, diverged or unknown device may still hold the change (EOS reverts only when its
+    # timer runs out), a confirmed-unsaved one does: changed unless it was read back holding the old config
     holds_old = (outcome.readback or {}).get("holds") == "old"
+    may_hold = (Status.UNCONFIRMED, Status.DIVERGED, Status.CONFIRMED_UNSAVED, Status.UNKNOWN)
     changed = (outcome.status is Status.CHANGED or (check_mode and outcome.changes > 0)
-               or (outcome.status in (Status.UNCONFIRMED, Status.DIVERGED) and not holds_old))
+               or (outcome.status in may_hold and not holds_old))
     result: dict[str, Any] = {
         "changed": changed, "status": outcome.status.value, "changes": outcome.changes,
         RESULT_KEY: outcome.as_dict(),

@@ -10,9 +10,15 @@ reasons, and the fingerprints of what a device ran before and after the commit (
 which is all a reconnecting driver needs to tell the old config from the new one.
 
     planned -> staged -> committing -> committed -> confirming -> changed
-                  |                        |   `-> rolling_back -> rolled_back
+                  |                        |            `-> (answer lost, read back) -> confirmed_unsaved
+                  |                        |                 -> changed, or confirmed_unsaved / unconfirmed / unknown
+                  |                        `-> rolling_back -> rolled_back
                   `-> unchanged / dry_run  `-> (interrupted) -> unconfirmed
     any step -> failed (before the commit) or diverged (the device holds what the step did not ask for)
+
+After a confirm whose answer was lost, what the device was read back holding decides: confirmed but
+not saved (`confirmed_unsaved`: only a save is missing, `netgen recover` saves it), still waiting for
+the confirm (`unconfirmed`), or nothing could be read (`unknown`). All three stay in flight.
 """
 
 from __future__ import annotations
@@ -42,11 +48,17 @@ class State(StrEnum):
     FAILED = "failed"
     ROLLED_BACK = "rolled_back"
     UNCONFIRMED = "unconfirmed"
+    CONFIRMED_UNSAVED = "confirmed_unsaved"  # read back confirmed, not saved: only the save is left
+    UNKNOWN = "unknown"  # a confirm went out, its answer was lost and nothing could be read back
     DIVERGED = "diverged"
 
 
-# The device may hold a change that is neither confirmed nor rolled back.
-IN_FLIGHT = frozenset({State.COMMITTING, State.COMMITTED, State.CONFIRMING, State.ROLLING_BACK, State.UNCONFIRMED})
+# The device may hold a change that is neither confirmed nor rolled back, or confirmed and not saved.
+IN_FLIGHT = frozenset({State.COMMITTING, State.COMMITTED, State.CONFIRMING, State.ROLLING_BACK, State.UNCONFIRMED,
+                       State.CONFIRMED_UNSAVED, State.UNKNOWN})
+# Written once a confirm has been sent: from then on the device may hold a confirmed change, which
+# has no revert left (a rollback cannot undo it) and at most lacks its save.
+CONFIRM_SENT = frozenset({State.CONFIRMING, State.CONFIRMED_UNSAVED, State.UNKNOWN})
 ROLLOUT = "rollout"  # the first record of a run: fabric, devices, options
 
 
@@ -99,6 +111,7 @@ class DeviceRecord:
     before: str | None = None
     after: str | None = None
     history: list[str] = field(default_factory=list)
+    confirm_sent: bool = False  # this commit's confirm went out (CONFIRM_SENT): it may be confirmed
 
     @property
     def in_flight(self) -> bool:
@@ -157,10 +170,13 @@ def read(path: Path) -> JournalView:
         entry.stage = str(record.get("stage", entry.stage))
         if parsed is State.PLANNED:  # a new run of the change starts over for this device
             entry.before = entry.after = None
+        if parsed in (State.PLANNED, State.COMMITTING):
+            entry.confirm_sent = False
+        entry.confirm_sent = entry.confirm_sent or parsed in CONFIRM_SENT
         entry.before = record.get("before", entry.before)
         entry.after = record.get("after", entry.after)
     return view
 
 
-__all__ = ["IN_FLIGHT", "ROLLOUT", "DeviceRecord", "Journal", "JournalError", "JournalView", "State",
+__all__ = ["CONFIRM_SENT", "IN_FLIGHT", "ROLLOUT", "DeviceRecord", "Journal", "JournalError", "JournalView", "State",
            "default_path", "read", "state_dir"]

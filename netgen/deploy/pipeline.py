@@ -4,10 +4,12 @@ runner; the first failed batch stops the rollout and nothing after it is touched
 
 Every status past the commit is read back from the device (drivers.base.Readback), never inferred
 from the commands sent: a confirm is `changed` only when the device runs the new config, has it
-saved and has no revert pending; a rollback is `rolled_back` only when the device runs the old
-config again with nothing pending. Anything else is `diverged`, with what was seen. Each transition
-is journaled before it happens (journal.py), so an interrupted run can be finished by
-`netgen recover` / `netgen deploy --resume`.
+saved and has no revert pending, and `confirmed_unsaved` when it runs it with no revert pending but
+boots on the old one; a rollback is `rolled_back` only when the device runs the old config again
+with nothing pending. Anything else is `diverged`, with what was seen. A confirm whose answer is
+lost is finished from a read-back (`_finish_confirm`), and is `unknown` when nothing can be read.
+Each transition is journaled before it happens (journal.py), so an interrupted run can be finished
+by `netgen recover` / `netgen deploy --resume`.
 
 Every outcome lands in a report (JSON-serialisable) that says, per device, what changed, what
 rolled back, what was not touched, and when each commit window opened and closed.
@@ -44,7 +46,15 @@ from netgen.deploy.checks import (
     VerifyPfcEnabled,
     lldp_verdicts,
 )
-from netgen.deploy.drivers.base import HOLDS_NEW, HOLDS_OLD, Driver, Readback, default_ownership, load_drivers
+from netgen.deploy.drivers.base import (
+    HOLDS_NEW,
+    HOLDS_OLD,
+    Driver,
+    DriverError,
+    Readback,
+    default_ownership,
+    load_drivers,
+)
 from netgen.deploy.journal import ROLLOUT, Journal, State
 from netgen.deploy.ownership import Ownership
 from netgen.deploy.rollout import Batch
@@ -61,6 +71,8 @@ class Status(StrEnum):
     ROLLED_BACK = "rolled_back"  # committed, post-checks failed, back on the old config
     FAILED = "failed"  # stopped before commit (pre-check, refused config): old config untouched
     UNCONFIRMED = "unconfirmed"  # committed but neither confirmed nor rolled back (connection lost)
+    CONFIRMED_UNSAVED = "confirmed_unsaved"  # read back confirmed (nothing will revert it) but not saved
+    UNKNOWN = "unknown"  # a confirm went out, its answer was lost and the device could not be read back
     DIVERGED = "diverged"  # read back after a step: the device holds what the step did not ask for
 
 
@@ -290,8 +302,14 @@ def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: Depl
         if all(r.ok for r in results):
             outcome.enter("confirm")
             note(State.CONFIRMING)
-            driver.confirm()
-            settle(outcome, driver.readback(before or "", after), confirmed=True)
+            try:
+                driver.confirm()
+                seen = driver.readback(before or "", after)
+            except Exception as exc:  # a lost answer (or a refusal): what the device did is read back
+                _finish_confirm(driver, recover, outcome, before or "", after, note, exc)
+                outcome.commit_ended = time.time()
+                return outcome
+            settle(outcome, seen, confirmed=True)
         else:
             outcome.enter("rollback")
             outcome.error = "post-check failed: " + _failed_detail(results)
@@ -328,13 +346,97 @@ def settle(outcome: DeviceOutcome, seen: Readback, *, confirmed: bool) -> None:
     asked = "confirm" if confirmed else "roll back"
     seen_text = f"asked to {asked}, the device was seen: {seen.detail}" + (f"; pending: {seen.pending}"
                                                                             if seen.pending else "")
-    if seen.holds == HOLDS_NEW and seen.pending:
+    if confirmed and seen.holds == HOLDS_NEW and not seen.pending:
+        # nothing is left to revert it, but it boots on the old config: only a save is missing
+        outcome.status = Status.CONFIRMED_UNSAVED
+        seen_text += " (confirmed, not saved: it boots on the old config until `netgen recover` saves it)"
+    elif seen.holds == HOLDS_NEW and seen.pending:
         # still inside its commit-confirm window: the device reverts by itself unless confirmed
         outcome.status = Status.UNCONFIRMED
         seen_text += " (it reverts by itself when that runs out, unless `netgen recover --confirm`)"
     else:
         outcome.status = Status.DIVERGED
-    outcome.error = "; ".join(filter(None, [outcome.error, seen_text]))[:1200]
+    seen_text = seen_text[:1000]  # what was seen is kept whole; what led to it is cut first
+    outcome.error = "; ".join(filter(None, [(outcome.error or "")[:1200 - len(seen_text) - 2], seen_text]))
+
+
+LOST_ANSWER_READS = 3  # read-backs after a confirm whose answer was lost; each but the last may send one step
+
+
+def _why(step: str, exc: Exception) -> str:
+    """`step: Type: message` on one line: a refusal whole (the device's reason may be on its last
+    line), anything else by its first line (netmiko's messages run to several paragraphs of advice)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    text = " ".join(lines)[:300] if isinstance(exc, DriverError) else (lines[0][:200] if lines else "")
+    return f"{step}: {type(exc).__name__}" + (f": {text}" if text else "")
+
+
+def _read_as(seen: Readback) -> str:
+    """What a read-back after a confirm says, in a few words."""
+    if seen.holds != HOLDS_NEW:
+        return f"runs the {seen.holds} config"
+    if seen.pending:
+        return f"not confirmed yet ({seen.pending})"
+    return "confirmed and saved" if seen.saved else "confirmed, not saved"
+
+
+def _finish_confirm(driver: Driver, recover: Callable[[], Driver] | None, outcome: DeviceOutcome, before: str,
+                    after: str | None, note: Callable[..., None], failure: Exception) -> None:
+    """A confirm (or its save, or the read-back after them) that failed, finished from what the
+    device itself says. The confirm may have reached the device or not, the save may have run or
+    not: only a read-back tells. So reconnect unless the device answered (a refusal), read back,
+    and send only the step the device still lacks: the confirm again while its revert is still
+    pending, the save alone once nothing is left to revert it (a second confirm would find nothing
+    to confirm, and saving is all a confirmed change can lack). Those answers may be lost too: after
+    LOST_ANSWER_READS read-backs, or one read after a refusal, the last read-back decides the
+    status (settle); when none could be read the status is `unknown`, with the last one read, if any."""
+    story = [_why(outcome.stage, failure) + ("" if isinstance(failure, DriverError) else " (answer lost)")]
+    connected = isinstance(failure, DriverError)  # the device answered: the connection still works
+    seen: Readback | None = None
+    last_seen: Readback | None = None
+    refused = False
+    for read in range(1, LOST_ANSWER_READS + 1):
+        if not connected and recover is not None:
+            try:
+                driver = recover()
+            except Exception as exc:
+                story.append(_why("reconnect", exc))
+                continue
+        try:
+            seen = last_seen = driver.readback(before, after)
+        except Exception as exc:
+            story.append(_why("read back", exc))
+            seen, connected = None, isinstance(exc, DriverError)
+            continue
+        connected = True
+        story.append(f"read back: {_read_as(seen)}")
+        confirmed = seen.holds == HOLDS_NEW and not seen.pending
+        if seen.holds != HOLDS_NEW or (confirmed and seen.saved) or refused or read == LOST_ANSWER_READS:
+            break
+        step = "save" if confirmed else "confirm"
+        note(State.CONFIRMED_UNSAVED if confirmed else State.CONFIRMING, **seen.as_dict(),
+             reason=f"read back after a lost answer: {step} next")
+        try:
+            driver.save() if confirmed else driver.confirm()
+        except DriverError as exc:  # the device refused: read it once more, then report
+            story.append(_why(step, exc))
+            refused = True
+        except Exception as exc:
+            story.append(_why(step, exc) + " (answer lost)")
+            connected = False
+        else:
+            story.append(f"{step}: answered")
+        seen = None  # what was read before the step is out of date
+    outcome.error = "; ".join(story)[:800]
+    if seen is None:
+        outcome.status = Status.UNKNOWN
+        outcome.readback = last_seen.as_dict() if last_seen else None
+        earlier = f"; the last read-back, before the steps after it: {last_seen.detail}" if last_seen else ""
+        outcome.error = f"unknown: could not read back: {outcome.error}{earlier}"[:1200]
+        note(State.UNKNOWN, reason=outcome.error)
+        return
+    settle(outcome, seen, confirmed=True)
+    note(State(outcome.status.value), **(outcome.readback or {}), reason=outcome.error or "")
 
 
 def _recover(recover: Callable[[], Driver] | None, outcome: DeviceOutcome, before: str, after: str | None,
@@ -432,7 +534,9 @@ def run_rollout(nr: Nornir, ctx: DesignContext, batches: list[Batch], files: Map
                                        options.ownership_of(device.nos))
 
         def reconnect() -> Driver:
-            task.host.close_connection("netmiko")
+            # nothing to close after an earlier reconnect that failed: Nornir had dropped the connection
+            with contextlib.suppress(Exception):
+                task.host.close_connection("netmiko")
             return connect()
 
         try:

@@ -1,9 +1,11 @@
 """Finishing an interrupted change from its journal (`netgen recover`, `netgen deploy --resume`).
 
 For every device the journal shows in flight (committing, committed, confirming, rolling back,
-unconfirmed), connect, read what it holds, and either roll it back (the default: the old config
-with nothing pending) or, with `confirm`, confirm it when it runs exactly the intended config.
-Each result is read back from the device and journaled, as in the pipeline.
+unconfirmed, confirmed_unsaved, unknown), connect, read what it holds, and either roll it back (the
+default: the old config with nothing pending) or, with `confirm`, confirm it when it runs exactly
+the intended config. A device whose confirm went out (its post-checks had passed) and that is read
+back confirmed, with nothing left to revert it, is only saved: there is no way back to roll, and a
+save is all it can lack. Each result is read back from the device and journaled, as in the pipeline.
 """
 
 from __future__ import annotations
@@ -16,14 +18,15 @@ from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
 from netgen.checks import DesignContext
-from netgen.deploy.drivers.base import HOLDS_OLD, Driver, load_drivers
+from netgen.deploy.drivers.base import HOLDS_NEW, HOLDS_OLD, Driver, load_drivers
 from netgen.deploy.journal import Journal, JournalView, State
 from netgen.deploy.pipeline import GOOD, DeployOptions, DeviceOutcome, ProgressHook, RolloutReport, Status, settle
 
 
 def recover_device(driver: Driver, options: DeployOptions, outcome: DeviceOutcome, before: str,
-                   after: str | None, confirm: bool) -> DeviceOutcome:
-    """One in-flight device: read it, then confirm or roll back, and read it again."""
+                   after: str | None, confirm: bool, confirm_sent: bool = False) -> DeviceOutcome:
+    """One in-flight device: read it, then confirm, save or roll back, and read it again.
+    `confirm_sent`: the journal shows this commit's confirm went out (journal.CONFIRM_SENT)."""
     journal = options.journal
 
     def note(state: State, **data: object) -> None:
@@ -31,9 +34,17 @@ def recover_device(driver: Driver, options: DeployOptions, outcome: DeviceOutcom
             journal.write(outcome.device, state, stage="recover", **data)
 
     outcome.enter("recover")
+    asked_confirm = confirm
     try:
         seen = driver.readback(before, after)
-        if seen.holds == HOLDS_OLD and not seen.pending:
+        if confirm_sent and seen.holds == HOLDS_NEW and not seen.pending:
+            asked_confirm = True  # confirmed on the device: at most the save is missing
+            if not seen.saved:
+                note(State.CONFIRMED_UNSAVED, **seen.as_dict(), reason="netgen recover: read back confirmed, saving")
+                driver.save()
+                seen = driver.readback(before, after)
+            settle(outcome, seen, confirmed=True)
+        elif seen.holds == HOLDS_OLD and not seen.pending:
             outcome.status, outcome.readback = Status.ROLLED_BACK, seen.as_dict()  # already back (a timer ran out)
         elif confirm:
             if driver.config_diff():
@@ -49,7 +60,14 @@ def recover_device(driver: Driver, options: DeployOptions, outcome: DeviceOutcom
             settle(outcome, driver.readback(before, after), confirmed=False)
     except Exception as exc:
         outcome.error = f"recover: {type(exc).__name__}: {exc}"[:800]
-        outcome.status = Status.UNCONFIRMED
+        try:  # the device may still answer: say what it holds
+            settle(outcome, driver.readback(before, after), confirmed=asked_confirm)
+        except Exception:
+            outcome.readback = None
+            if confirm_sent:  # it may be confirmed: never claim it is not
+                outcome.status, outcome.error = Status.UNKNOWN, f"unknown: could not read back: {outcome.error}"
+            else:
+                outcome.status = Status.UNCONFIRMED
     note(State(outcome.status.value), **(outcome.readback or {}), reason=outcome.error or "")
     outcome.enter(outcome.stage)
     return outcome
@@ -73,9 +91,12 @@ def recover_change(nr: Nornir, ctx: DesignContext, view: JournalView, files: Map
             driver = drivers[device.nos](conn, device, files[name], options.change_id, options.command_timeout_s,
                                          options.ownership_of(device.nos))
         except Exception as exc:
-            outcome.status, outcome.error = Status.UNCONFIRMED, f"connect: {type(exc).__name__}: {exc}"[:800]
+            outcome.error = f"connect: {type(exc).__name__}: {exc}"[:800]
+            outcome.status = Status.UNCONFIRMED
+            if record.confirm_sent:  # it may be confirmed: never claim it is not
+                outcome.status, outcome.error = Status.UNKNOWN, f"unknown: could not read back: {outcome.error}"
         else:
-            recover_device(driver, options, outcome, record.before or "", record.after, confirm)
+            recover_device(driver, options, outcome, record.before or "", record.after, confirm, record.confirm_sent)
         finally:
             with contextlib.suppress(Exception):
                 task.host.close_connection("netmiko")
@@ -93,9 +114,10 @@ def recover_change(nr: Nornir, ctx: DesignContext, view: JournalView, files: Map
 
 
 def recovered(report: RolloutReport, confirm: bool) -> bool:
-    """Did recovery leave every device settled the way it was asked (old, or confirmed new)?"""
-    wanted = Status.CHANGED if confirm else Status.ROLLED_BACK
-    return all(o.status is wanted for o in report.devices.values())
+    """Did recovery leave every device settled the way it was asked (old, or confirmed new)? A
+    device that was confirmed already is settled once saved (`changed`), whichever was asked."""
+    wanted = {Status.CHANGED} if confirm else {Status.ROLLED_BACK, Status.CHANGED}
+    return all(o.status in wanted for o in report.devices.values())
 
 
 __all__ = ["Journal", "recover_change", "recover_device", "recovered"]

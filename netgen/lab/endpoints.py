@@ -89,7 +89,8 @@ DEVICE_OWNED: dict[str, tuple[str, ...]] = {"DEVICE_METADATA": ("mac", "platform
 ASIC_BY_VENDOR = {"Arista": "broadcom", "Mellanox": "mellanox", "Nvidia": "mellanox", "Dell": "broadcom",
                   "Celestica": "broadcom"}
 FAULTS = (sonic_shim.FAULT_APPLY_FAIL_AFTER, sonic_shim.FAULT_PFC_STORM, sonic_shim.FAULT_DROP_BEFORE_APPLY,
-          sonic_shim.FAULT_DROP_AFTER_APPLY, sonic_shim.FAULT_SLOW, sonic_shim.FAULT_DROP_AFTER_FRR_RELOAD)
+          sonic_shim.FAULT_DROP_AFTER_APPLY, sonic_shim.FAULT_SLOW, sonic_shim.FAULT_DROP_AFTER_FRR_RELOAD,
+          sonic_shim.FAULT_DROP_BEFORE_DISARM, sonic_shim.FAULT_DROP_AFTER_DISARM, sonic_shim.FAULT_SAVE_FAIL)
 EMULATED_VERSION = "netgen-lab-emulated"  # build_version in /etc/sonic/sonic_version.yml
 
 # sshd listeners this process started, kept to reap them (and to keep Popen from warning).
@@ -423,7 +424,8 @@ def inject_fault(backend: NetnsBackend, node: str, fault: str, value: str = "") 
     fails after writing N changes), `pfc-storm` (value: queue names, one a line),
     `drop-before-apply` / `drop-after-apply` (the SSH session dies before / after the next change
     is applied; one-shot), `slow` (value: seconds every command waits), `drop-after-frr-reload`
-    (the session dies after the next `docker exec` command, i.e. an FRR reload; one-shot)."""
+    (the session dies after the next `docker exec` command, i.e. an FRR reload; one-shot),
+    `drop-before-disarm` / `drop-after-disarm` / `save-fail` (every time: sonic_shim's docstring)."""
     if fault not in FAULTS:
         raise LabError(f"unknown fault {fault!r}; choose from {', '.join(FAULTS)}")
     folder = node_sonic_dir(backend, node) / sonic_shim.FAULTS_DIR

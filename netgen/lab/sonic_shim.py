@@ -47,6 +47,10 @@ Faults for tests, as flag files under `/etc/sonic/faults/` (the host side writes
 * `slow` holding seconds: every command waits that long first (a slow control plane).
 * `drop-after-frr-reload`: the next `docker exec bgp ...` (frr-reload.py) runs, then the SSH
   session dies (one-shot).
+* `drop-before-disarm` / `drop-after-disarm`: every `systemctl stop` (disarming a timer) kills its
+  SSH session before / after it stops the timer, for as long as the flag is there: a confirm whose
+  answer is lost every time, never reaching the switch or reaching it.
+* `save-fail`: every `config save` fails (the file cannot be written), for as long as the flag is there.
 
 Also emulated: transient timers, as `systemd-run --on-active=SECONDS --unit=NAME COMMAND...` makes
 them on a SONiC box (systemd-run(1)), with `systemctl stop|is-active NAME.timer`: a detached
@@ -90,6 +94,9 @@ SCOPE = "localhost"  # GCU's name for the host namespace on a single-ASIC box
 PROGRAMS = ("config", "show", "pfc", "pfcwd", "sonic-cfggen", "systemd-run", "systemctl")
 TIMERS_DIR = "timers"  # transient timers of the systemd-run stand-in: <unit>.timer.json
 FAULT_DROP_AFTER_FRR_RELOAD = "drop-after-frr-reload"  # one-shot: checked by the `docker exec` stand-in
+FAULT_DROP_BEFORE_DISARM = "drop-before-disarm"  # every time: `systemctl stop` kills its session first
+FAULT_DROP_AFTER_DISARM = "drop-after-disarm"  # every time: ... after stopping the timer
+FAULT_SAVE_FAIL = "save-fail"  # every time: `config save` cannot write the file
 # GCU's validate_field_operation: removals it refuses whatever YANG says.
 ILLEGAL_REMOVALS = ("/PFC_WD/GLOBAL/POLL_INTERVAL", "/PFC_WD/GLOBAL", "/LOOPBACK_INTERFACE/Loopback0")
 ADDRESS_TABLES = ("INTERFACE", "LOOPBACK_INTERFACE", "VLAN_INTERFACE")
@@ -465,12 +472,14 @@ def gcu_apply(patch: Json, *, dry_run: bool) -> None:
     _drop_if(FAULT_DROP_AFTER_APPLY)
 
 
-def _drop_if(fault: str) -> None:
+def _drop_if(fault: str, *, every_time: bool = False) -> None:
     """Connection-drop faults: kill this SSH session's login shell (the session leader), which
-    closes the channel as a dropped connection would. One-shot: the flag goes first."""
+    closes the channel as a dropped connection would. One-shot (the flag goes first) unless
+    `every_time`."""
     flag = etc() / FAULTS_DIR / fault
     if flag.exists():
-        flag.unlink(missing_ok=True)
+        if not every_time:
+            flag.unlink(missing_ok=True)
         sys.stdout.flush()
         os.kill(os.getsid(0), signal.SIGKILL)
         time.sleep(5)  # never reached in practice: the session is gone
@@ -680,6 +689,10 @@ def cmd_config(args: list[str]) -> int:
             if answer.strip().lower() not in ("y", "yes"):
                 fail("Aborted!")
         print(f"Running command: /usr/local/bin/sonic-cfggen -d --print-data > {etc() / SAVED_FILE}")
+        if (etc() / FAULTS_DIR / FAULT_SAVE_FAIL).exists():  # the shell's redirection fails: exit 2, as sh's
+            print(f"/bin/sh: 1: cannot create {etc() / SAVED_FILE}: No space left on device (netgen lab fault"
+                  f" {FAULT_SAVE_FAIL})", file=sys.stderr)
+            return 2
         write_json(etc() / SAVED_FILE, load_running())
         return 0
     raise UsageError(f"No such command '{command}'. (netgen lab emulates apply-patch, replace, rollback,"
@@ -886,6 +899,11 @@ def _timer_path(unit: str) -> Path:
     return etc() / TIMERS_DIR / f"{name}.json"
 
 
+def _service_path(timer: Path) -> Path:
+    """Present while the command a timer started runs (systemd's NAME.service of a NAME.timer)."""
+    return timer.with_name(timer.name.replace(".timer.json", ".service.json"))
+
+
 def cmd_systemd_run(args: list[str]) -> int:
     """`systemd-run --on-active=SECONDS --unit=NAME [--description=TEXT] COMMAND [ARGS...]`."""
     usage = "systemd-run --on-active=SECONDS --unit=NAME [--description=TEXT] COMMAND [ARGS...]"
@@ -924,26 +942,41 @@ def cmd_timer_fire(args: list[str]) -> int:
         time.sleep(max(0.0, float(read_json(path)["fires_at"]) - time.time()))
         state = read_json(path)
         if state.get("pid") == os.getpid():
+            service = _service_path(path)
+            write_json(service, {"command": state["command"], "pid": os.getpid()})
             path.unlink()
             log = etc() / TIMERS_DIR / f"{path.stem}.log"
-            with log.open("w") as output:
-                subprocess.run(state["command"], stdout=output, stderr=subprocess.STDOUT, check=False)
+            try:
+                with log.open("w") as output:
+                    subprocess.run(state["command"], stdout=output, stderr=subprocess.STDOUT, check=False)
+            finally:
+                service.unlink(missing_ok=True)
     return 0
 
 
 def cmd_systemctl(args: list[str]) -> int:
-    """`systemctl stop NAME.timer` / `systemctl is-active NAME.timer` for the timers above."""
-    usage = "systemctl stop|is-active UNIT.timer"
-    if len(args) != 2 or args[0] not in ("stop", "is-active"):
+    """`systemctl stop NAME.timer` / `systemctl is-active UNIT...` for the timers above and the
+    NAME.service each runs when it fires (is-active: one line per unit, exit 0 when at least one is
+    active, 3 otherwise, as systemctl(1) says)."""
+    usage = "systemctl stop UNIT.timer | systemctl is-active UNIT.timer|UNIT.service..."
+    if len(args) < 2 or args[0] not in ("stop", "is-active") or (args[0] == "stop" and len(args) != 2):
         raise UsageError(f"netgen lab: only {usage} is emulated", usage)
-    path = _timer_path(args[1])
+    if args[0] == "is-active":
+        active = [(_service_path(_timer_path(unit.removesuffix(".service"))) if unit.endswith(".service")
+                   else _timer_path(unit)).exists() for unit in args[1:]]
+        print("\n".join("active" if on else "inactive" for on in active))
+        return 0 if any(active) else 3
+    _drop_if(FAULT_DROP_BEFORE_DISARM, every_time=True)
+    code = _stop_timer(_timer_path(args[1]))
+    _drop_if(FAULT_DROP_AFTER_DISARM, every_time=True)  # its answer is lost, whatever it was
+    return code
+
+
+def _stop_timer(path: Path) -> int:
     try:
         state = read_json(path)
     except (OSError, ValueError):
         state = None
-    if args[0] == "is-active":
-        print("active" if state else "inactive")
-        return 0 if state else 3
     if state is None:
         print(f"Failed to stop {path.stem}: Unit {path.stem} not loaded.", file=sys.stderr)
         return 5

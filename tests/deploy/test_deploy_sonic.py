@@ -92,6 +92,12 @@ class Site:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Iterator[Site]:
+    yield from sonic_site(tmp_path_factory)
+
+
+def sonic_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """The lab of `site`, for other modules' own fixtures: built, yielded, then taken down with
+    proof that nothing is left on the host."""
     before = HostSnapshot.take()
     name = lab_name("dep")
     loaded = load_fabric(SMALL)

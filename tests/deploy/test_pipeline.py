@@ -129,6 +129,10 @@ class FakeDriver:
         if "drop_before_save" in self.switch.faults:
             self.switch.faults.discard("drop_before_save")
             raise EOFError("connection dropped")
+        self.save()
+
+    def save(self) -> None:
+        self.switch.events.append(("save", time.time()))
         self.switch.saved = self.switch.running
 
     def rollback(self) -> None:

@@ -141,6 +141,13 @@ class Driver(Protocol):
         the revert timer and save). Safe to repeat after a reconnect."""
         ...
 
+    def save(self) -> None:
+        """Make what the device runs the config it boots with (EOS `copy running-config
+        startup-config`, SONiC `config save` and frr.conf), and nothing else: for a change the device
+        has confirmed already (a confirm whose answer was lost), so the confirm is never sent twice.
+        Safe to repeat."""
+        ...
+
     def rollback(self) -> None:
         """Return to the config the device ran before `commit` (safe to repeat, also from a driver
         rebuilt after a reconnect: it relies on what is on the device, not on this object)."""

@@ -6,11 +6,24 @@
             `show session-config diffs`.
   commit  : `commit timer hh:mm:ss` inside the session: applied now, reverted by EOS itself when
             the timer runs out unconfirmed (a lost connection therefore rolls back on its own).
-  confirm : `configure session <id> commit` from exec mode, then `copy running-config startup-config`.
+  confirm : `configure session <id> commit` from exec mode, then the save.
+  save    : `copy running-config startup-config`.
   rollback: `configure session <id> abort`: the previous running config comes back at once.
   readback: `show running-config` and `show startup-config` (fingerprinted, comments dropped) and
             `show configuration sessions detail` (the session's state and the timer left).
 Confirm and rollback look at the session first, so both are safe to repeat after a reconnect.
+
+What the read-back relies on, as Arista documents it:
+* After `commit timer`, a second commit of the session confirms it; a session not confirmed when
+  its timer runs out is rolled back by EOS itself (EOS Central, "Config Session Commit Timer":
+  https://eos.arista.com/author/7261-skommu/ ; the session-management commands:
+  https://arista.com/en/um-eos/eos-session-management-commands ). So a session still pending with a
+  timer is unconfirmed, and once the second commit is in, nothing is left to revert the change.
+* A commit copies the session into running-config (https://arista.com/en/um-eos/eos-configure-session ),
+  not into startup-config: a confirmed change is saved only when startup-config equals
+  running-config, which is read back here, never assumed from the confirm.
+* `show configuration sessions detail` lists each session's state and the time left on its commit
+  timer (https://advertisingemergency.net/?p=112 ; eos.md section 5.7).
 """
 
 from __future__ import annotations
@@ -317,8 +330,11 @@ class EosDriver:
 
     def confirm(self) -> None:
         state, _ = self.session_state()
-        if state == "pendingCommitTimer":
+        if state == "pendingCommitTimer":  # the second commit: EOS's confirm (module docstring)
             self.show(f"configure session {self.session} commit")
+        self.save()
+
+    def save(self) -> None:
         self.show("copy running-config startup-config")
 
     def rollback(self) -> None:
@@ -338,7 +354,7 @@ class EosDriver:
         saved = config_digest(self.show("show startup-config")) == running
         state, left = self.session_state()
         pending = ""
-        if state == "pendingCommitTimer":
+        if state == "pendingCommitTimer":  # unconfirmed: EOS rolls it back when the timer runs out
             pending = "EOS commit timer" + (f", {left:.0f} s left" if left is not None else "")
         detail = (f"running-config is the {holds} one, startup-config {'equals' if saved else 'differs from'} it,"
                   f" session {self.session}: {state or 'gone'}")

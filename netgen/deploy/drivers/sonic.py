@@ -7,11 +7,12 @@ that does not depend on the connection:
   commit  : `config checkpoint <id>`; arm a revert timer on the device; `config apply-patch` of the
             patch (GCU validates the result against YANG and rejects it whole); the new FRR config
             loaded with `frr-reload.py` from a file beside frr.conf, which stays the old one.
-  confirm : disarm the timer, `config save -y`, the new file becomes /etc/sonic/frr/frr.conf,
-            delete the checkpoint.
+  confirm : disarm the timer, then the save.
+  save    : `config save -y`, the new file becomes /etc/sonic/frr/frr.conf, delete the checkpoint.
   rollback: disarm the timer, `config rollback <id>`, FRR reloaded from the (old) frr.conf on disk.
   readback: the running CONFIG_DB and FRR's running config (fingerprinted), the saved
-            /etc/sonic/config_db.json and frr.conf, and whether the revert timer is armed.
+            /etc/sonic/config_db.json and frr.conf, and whether the revert timer is armed or its
+            revert running.
 
 The revert timer is a transient systemd timer (`systemd-run --on-active=SECONDS --unit=NAME`,
 systemd-run(1): https://www.freedesktop.org/software/systemd/man/latest/systemd-run.html; SONiC
@@ -20,6 +21,13 @@ reloads FRR from frr.conf, so an unconfirmed SONiC change reverts by itself, as 
 persistent before the confirm (CONFIG_DB unsaved, frr.conf untouched), so a reboot comes back on
 the old config too. Rollback and confirm read what is on the device, never this object's memory,
 so a driver rebuilt after a reconnect can finish either.
+
+What the read-back relies on: the change is confirmed once neither the timer nor the revert it
+starts is active (`systemctl is-active UNIT.timer UNIT.service` exits 0 when at least one of them is
+active, systemctl(1): https://www.freedesktop.org/software/systemd/man/latest/systemctl.html ), and
+saved once /etc/sonic/config_db.json equals the running CONFIG_DB and frr.conf is the new file: SONiC
+loads config_db.json at boot and never writes CONFIG_DB back to it by itself, only `config save` does
+(SONiC wiki, Configuration, "Config Load and Save": https://github.com/sonic-net/SONiC/wiki/Configuration ).
 
 Files travel over SCP, so no rendered byte is ever interpreted by the shell.
 """
@@ -382,8 +390,20 @@ class SonicDriver:
         self.run(f"{self.sudo}rm -f {self._revert_script()} {FRR_DIR}/{self._new_frr()} {FRR_DIR}/{self._old_frr()}"
                  f" {FRR_DIR}/{self._disk_frr()} /tmp/netgen-{self.change_id}-patch.json", check=False)
 
+    def _revert_state(self) -> tuple[bool, bool]:
+        """(the revert timer is armed, its revert is running), read from systemd."""
+        _, text = self.run(f"{self.sudo}systemctl is-active {self._unit()}.timer {self._unit()}.service", check=False)
+        states = [*text.split(), "", ""][:2]  # one line per unit, in the order asked
+        return states[0] == "active", states[1] in ("active", "activating")
+
     def confirm(self) -> None:
+        _, reverting = self._revert_state()
+        if reverting:  # disarming stops the timer, not the revert it started
+            raise DriverError(f"{self.name}: too late to confirm: the revert timer ran out and its revert is running")
         self._disarm()
+        self.save()
+
+    def save(self) -> None:
         self.run(f"{self.sudo}config save -y")
         rc, _ = self.run(f"test -f {FRR_DIR}/{self._new_frr()}", check=False)
         if rc == 0:
@@ -412,12 +432,14 @@ class SonicDriver:
         saved_db = json_object(self.name, f"`cat {SAVED_DB}`", saved_text) if rc == 0 else {}
         db_saved = db_digest(saved_db) == running.split(":")[0]
         frr_saved = self._cat(FRR_PATH) == self.intended_frr if holds == HOLDS_NEW else True
-        rc, _ = self.run(f"{self.sudo}systemctl is-active {self._unit()}.timer", check=False)
-        pending = "SONiC revert timer (systemd)" if rc == 0 else ""
+        armed, reverting = self._revert_state()
+        pending = ("SONiC revert running (systemd)" if reverting else
+                   "SONiC revert timer (systemd)" if armed else "")
         saved = db_saved and frr_saved
+        timer = "its revert running" if reverting else "armed" if armed else "off"
         detail = (f"CONFIG_DB and FRR are the {holds} ones, {SAVED_DB}"
                   f" {'equals' if db_saved else 'differs from'} CONFIG_DB, frr.conf"
-                  f" {'is' if frr_saved else 'is not'} the running one, revert timer {'armed' if pending else 'off'}")
+                  f" {'is' if frr_saved else 'is not'} the running one, revert timer {timer}")
         return Readback(holds, saved, pending, detail)
 
 

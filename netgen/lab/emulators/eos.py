@@ -713,6 +713,16 @@ class EosFaults:
     # confirm finds no pending session; one-shot
     expire_before_confirm: bool = False
     abort_error: bool = False  # `configure session X abort` answers with an error and aborts nothing
+    # Lost answers, every time while set: a typed line matching `drop_before` closes the connection
+    # before it runs (it never reached the switch); one matching `drop_after` runs, then the
+    # connection closes before its answer is written (it reached the switch, the client never hears)
+    drop_before: str | None = None  # regex over the typed line
+    drop_after: str | None = None
+    # once a fault has closed a connection, every new SSH login is closed at once (the switch cannot
+    # be reached again until the faults are cleared)
+    unreachable_after_drop: bool = False
+    unreachable: bool = False  # set by the above when it fires
+    save_error: bool = False  # `copy running-config startup-config` / `write` answers an error, saves nothing
     command_error: str | None = None  # regex: matching config lines answer `% Invalid input` even when valid
     slow: float = 0.0  # seconds of delay before each response
     bgp_down: Mapping[str, str] = field(default_factory=dict)  # peer -> BGP state shown (e.g. Active, Idle)
@@ -1023,9 +1033,19 @@ class _Shell:
             self.privileged = hmac.compare_digest(line, self.device.enable_secret or "")
             return ("" if self.privileged else "% Access denied"), None  # emulator wording
         text = line.strip()
-        if self.editor is not None and text.split()[:1] != ["show"]:
-            return self._config(text)
-        return self._exec(text)
+        faults = self.device.faults
+        if faults.drop_before and re.search(faults.drop_before, text):
+            return self._lose_answer(text, "before")
+        configuring = self.editor is not None and text.split()[:1] != ["show"]
+        reply = self._config(text) if configuring else self._exec(text)
+        if faults.drop_after and reply[1] != "drop" and re.search(faults.drop_after, text):
+            return self._lose_answer(text, "after")
+        return reply
+
+    def _lose_answer(self, text: str, when: str) -> Reply:
+        device = self.device
+        device._event("drop", self.session.name if self.session else None, f"{when} `{text}`")
+        return "", "drop"
 
     def _leave(self) -> None:
         self.editor, self.session = None, None
@@ -1144,6 +1164,9 @@ class _Shell:
             device._set_running([])
             device._event("replace", None, "clean-config")
         elif action == "write":
+            if device.faults.save_error:  # emulator wording
+                return ("% Error copying system:/running-config to flash:/startup-config"
+                        " (No space left on device; emulated fault)"), None
             device._startup = _clone(device._running)
             device._event("write", None)
             return "Copy completed successfully.", None
@@ -1292,13 +1315,15 @@ class _Shell:
 class _Server(asyncssh.SSHServer):
     """Authentication (password, or a public key from the fleet's list) and connection bookkeeping."""
 
-    def __init__(self, fleet: EosFleet) -> None:
-        self._fleet = fleet
+    def __init__(self, fleet: EosFleet, device: EosDevice) -> None:
+        self._fleet, self._device = fleet, device
         self._conn: asyncssh.SSHServerConnection | None = None
 
     def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
         self._conn = conn
         self._fleet._connections.add(conn)
+        if self._device.faults.unreachable:  # the fault: closed before the SSH handshake
+            conn.abort()
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._conn is not None:
@@ -1365,7 +1390,7 @@ class EosFleet:
         for name, spec in specs.items():
             device = self._devices[name] = EosDevice(spec, self._loop, self._enable_secret)
             acceptor = await asyncssh.listen(
-                self.host, 0, server_host_keys=[key], server_factory=functools.partial(_Server, self),
+                self.host, 0, server_host_keys=[key], server_factory=functools.partial(_Server, self, device),
                 process_factory=functools.partial(self._serve, device), line_editor=False, encoding="utf-8")
             self._acceptors.append(acceptor)
             self._ports[name] = acceptor.get_port()
@@ -1423,6 +1448,9 @@ class EosFleet:
                         output, action = f"% Internal emulator error: {error!r}", None
                     prompt = shell.prompt()
                 if action == "drop":
+                    with device._lock:
+                        if device.faults.unreachable_after_drop:
+                            device._faults = replace(device._faults, unreachable=True)
                     process.channel.get_connection().abort()
                     return action
                 if output:
