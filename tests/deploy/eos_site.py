@@ -29,6 +29,14 @@ OWNED = ("username admin privilege 15 role network-admin secret sha512 $6$rounds
          "management ssh\n   idle-timeout 60\n")
 
 
+# A connection the emulator drops shows up in netmiko only as a command that times out, so the tests
+# that drop connections wait this long per lost answer: short, so they stay quick. A site whose test
+# drops nothing takes LOADED_COMMAND_TIMEOUT_S, what a busy machine may need to answer under load
+# (twenty sessions at once on two cores), so a slow machine makes it slower, never red.
+FAULT_COMMAND_TIMEOUT_S = 5.0
+LOADED_COMMAND_TIMEOUT_S = 120.0
+
+
 @dataclass
 class Site:
     fabric: Path
@@ -117,8 +125,10 @@ _CABLES: dict[str, dict[str, list[tuple[str, str, str]]]] = {}
 
 
 def make_site(tmp_path: Path, source: Path, names: list[str] | None, converged: bool,
-          monkeypatch: pytest.MonkeyPatch, extra: str = "", ownership: dict | None = None) -> Iterator[Site]:
-    """`extra`: more running config on every device; `ownership`: deploy.yaml's ownership section."""
+          monkeypatch: pytest.MonkeyPatch, extra: str = "", ownership: dict | None = None,
+              command_timeout_s: float = FAULT_COMMAND_TIMEOUT_S) -> Iterator[Site]:
+    """`extra`: more running config on every device; `ownership`: deploy.yaml's ownership section;
+    `command_timeout_s`: how long the deploy waits for one answer (see FAULT_COMMAND_TIMEOUT_S)."""
     folder = tmp_path / "site"
     folder.mkdir()
     for item in source.parent.glob("*.yaml"):  # the fabric and its catalog, if it has one
@@ -144,7 +154,7 @@ def make_site(tmp_path: Path, source: Path, names: list[str] | None, converged: 
     fleet = EosFleet.start(specs, password=PASSWORD)
     deploy = {"management": {"devices": {n: {"host": fleet.endpoint(n)[0], "port": fleet.endpoint(n)[1]}
                                          for n in names}},
-              "ssh": {"known_hosts": str(fleet.known_hosts_path), "command_timeout_s": 5},
+              "ssh": {"known_hosts": str(fleet.known_hosts_path), "command_timeout_s": command_timeout_s},
               "rollout": {"workers": 20, "confirm_timeout_s": 120}, **({"ownership": ownership} if ownership else {})}
     (folder / "deploy.yaml").write_text(yaml.safe_dump(deploy))
     monkeypatch.setenv("NETGEN_USERNAME", fleet.username)
