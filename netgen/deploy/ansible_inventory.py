@@ -7,6 +7,15 @@ Groups: `tier_<rtsw|ctsw|atsw>`, `zone_<N>` / `atsw_layer`, `nos_<sonic|eos>`, a
 batches (canary RTSW, canary CTSW, then batches that respect the zone shares), because Ansible
 cuts the ordered host list into chunks of the `serial` sizes.
 
+What a group's name already says is that group's variable, written once: the NOS's netmiko platform
+and Ansible network OS (`nos_eos`), the tier's role, the zone's number. A host carries only its own
+(address, port, model, ASN, batch). Ansible copies every group variable into each member's
+variables when it reads an inventory, so group variables stay small: the rollout plan is each
+host's `netgen_batch` / `netgen_batch_label` and netgen_rollout's order, never a list of every
+batch's hosts (100 KB at meta-24k scale, which made `ansible-inventory --list` 174 MB). Nothing
+that can differ between two fabrics is a group variable, so two fabrics (or another inventory)
+read together never give a host another's value.
+
 No credential is ever written here: Ansible takes them from its own vault or environment.
 """
 
@@ -27,35 +36,48 @@ def ansible_inventory(topology: Topology, deploy: DeployFile, names: list[str],
                       policy: RolloutPolicy | None = None) -> dict[str, Any]:
     batches = plan_batches(topology, names, policy or deploy.rollout)
     groups: dict[str, list[str]] = {}
+    group_vars: dict[str, dict[str, Any]] = {}
     hostvars: dict[str, dict[str, Any]] = {}
     for batch in batches:
         for name in batch.devices:
             device = topology.devices[name]
             host, port = device_access(deploy, device)
             hostvars[name] = {
-                "ansible_host": host, "ansible_port": port,
-                "netgen_platform": NETMIKO_PLATFORMS[device.nos],
-                "netgen_role": device.role.value, "netgen_zone": device.zone, "netgen_nos": device.nos,
-                "netgen_model": device.model, "netgen_asn": device.asn,
+                "ansible_host": host, "ansible_port": port, "netgen_model": device.model, "netgen_asn": device.asn,
                 "netgen_batch": batch.index, "netgen_batch_label": batch.label,
             }
+            tier = f"tier_{device.role.value}"
+            zone = f"zone_{device.zone}" if device.zone is not None else "atsw_layer"
+            nos = f"nos_{device.nos}"
+            group_vars[tier] = {"netgen_role": device.role.value}
+            group_vars[zone] = {"netgen_zone": device.zone}
+            group_vars[nos] = {"netgen_platform": NETMIKO_PLATFORMS[device.nos], "netgen_nos": device.nos}
             if device.nos in ANSIBLE_NETWORK_OS:
-                hostvars[name]["ansible_network_os"] = ANSIBLE_NETWORK_OS[device.nos]
-            for group in (f"tier_{device.role.value}",
-                          f"zone_{device.zone}" if device.zone is not None else "atsw_layer",
-                          f"nos_{device.nos}"):
+                group_vars[nos]["ansible_network_os"] = ANSIBLE_NETWORK_OS[device.nos]
+            for group in (tier, zone, nos):
                 groups.setdefault(group, []).append(name)
     inventory: dict[str, Any] = {"_meta": {"hostvars": hostvars}}
     for group, hosts in sorted(groups.items()):
-        inventory[group] = {"hosts": sorted(hosts)}
+        inventory[group] = {"hosts": sorted(hosts), "vars": group_vars[group]}
     inventory[ROLLOUT_GROUP] = {
         "hosts": [name for batch in batches for name in batch.devices],  # rollout order
-        "vars": {"netgen_serial": [len(batch.devices) for batch in batches],
-                 "netgen_batches": [{"index": b.index, "label": b.label, "hosts": list(b.devices)}
-                                    for b in batches]},
+        "vars": {"netgen_serial": [len(batch.devices) for batch in batches]},
     }
     inventory["all"] = {"children": sorted([*groups, ROLLOUT_GROUP])}
     return inventory
+
+
+def host_variables(script_inventory: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """One host's variables as Ansible sees them: its groups' variables, then its own (which win);
+    empty for a host the inventory does not have."""
+    own: dict[str, Any] | None = script_inventory["_meta"]["hostvars"].get(name)
+    if own is None:
+        return {}
+    merged: dict[str, Any] = {}
+    for group, body in script_inventory.items():
+        if group not in ("_meta", "all") and name in body["hosts"]:
+            merged |= body.get("vars") or {}
+    return merged | own
 
 
 def yaml_inventory(script_inventory: Mapping[str, Any]) -> dict[str, Any]:

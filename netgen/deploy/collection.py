@@ -4,6 +4,11 @@ library/), and a collection wants the module under plugins/modules and the role 
 full name. Nothing is written by hand twice: the module, role and playbook are copied from roles/,
 and only the two names that change in a collection are rewritten (each must be found, or the build
 stops: a renamed task would otherwise leave a collection whose role cannot find its module).
+
+The collection passes `ansible-test sanity` (tests/deploy/test_ansible_collection.py runs the tests
+that need no download). Its one ignore, written for each ansible-core release netgen supports:
+validate-modules wants the GPLv3 header on every module and plugin, netgen's are Apache-2.0, and
+`missing-gplv3-license` is the ignore Ansible's partner-collection rules allow for that.
 """
 
 from __future__ import annotations
@@ -19,6 +24,12 @@ import yaml
 from netgen.resources import ROLES
 
 COLLECTION = "netgen.fabric"
+DISTRIBUTION = "netgen-fabric"  # netgen's name on PyPI (`netgen` there is another project); the command is netgen
+# The ansible-core releases pyproject.toml's ansible-core requirement allows, one ignore file each
+# (ansible-test reads tests/sanity/ignore-<its release>.txt).
+ANSIBLE_CORE_RELEASES = ("2.16", "2.17", "2.18")
+SANITY_IGNORES = ("plugins/inventory/netgen.py validate-modules:missing-gplv3-license",
+                  "plugins/modules/netgen_deploy.py validate-modules:missing-gplv3-license")
 
 
 class CollectionError(Exception):
@@ -51,6 +62,10 @@ def build_collection(output: Path) -> Path:
                         ignore=shutil.ignore_patterns("library", "__pycache__", "*.pyc"))
         _rewrite(stage / "roles" / "netgen_deploy" / "tasks" / "main.yml", "\n  netgen_deploy:\n",
                  f"\n  {COLLECTION}.netgen_deploy:\n")
+        (stage / "tests" / "sanity").mkdir(parents=True)
+        for release in ANSIBLE_CORE_RELEASES:
+            (stage / "tests" / "sanity" / f"ignore-{release}.txt").write_text("".join(f"{line}\n"
+                                                                                     for line in SANITY_IGNORES))
         (stage / "playbooks").mkdir()
         shutil.copy(ROLES / "rollout.yml", stage / "playbooks" / "rollout.yml")
         _rewrite(stage / "playbooks" / "rollout.yml", "- role: netgen_deploy\n",
@@ -64,4 +79,5 @@ def build_collection(output: Path) -> Path:
     return output / f"{meta['namespace']}-{meta['name']}-{meta['version']}.tar.gz"
 
 
-__all__ = ["COLLECTION", "CollectionError", "ansible_galaxy", "build_collection"]
+__all__ = ["ANSIBLE_CORE_RELEASES", "COLLECTION", "DISTRIBUTION", "SANITY_IGNORES", "CollectionError", "ansible_galaxy",
+           "build_collection"]

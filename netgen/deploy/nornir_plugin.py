@@ -5,21 +5,37 @@ gets netgen's devices, groups and connection settings from the fabric and its de
     nr = InitNornir(inventory={"plugin": "NetgenInventory",
                                "options": {"fabric": "inventory/small", "limit": "z01-*"}})
 
-The hosts are the ones `netgen deploy` would reach, built by the same code (deploy/target.py and
-deploy/inventory.py): access from deploy.yaml, credentials from NETGEN_USERNAME / NETGEN_PASSWORD /
-NETGEN_SSH_KEY or `credentials_file`, host keys checked against deploy.yaml's known_hosts (or
-`known_hosts`) unless `verify_host_keys` is false. A fabric with input or design errors raises
-NetgenInputError or TargetError, whose messages say what to fix.
+The hosts are the ones `netgen deploy` would reach, built by the same code (deploy/inventory.py):
+access from deploy.yaml, netmiko's options from its `ssh:` settings. Listing hosts needs neither
+credentials nor host keys, only connecting does:
+
+- Credentials are filled when given (the `credentials_file` option, or NETGEN_USERNAME with
+  NETGEN_PASSWORD or NETGEN_SSH_KEY); otherwise each host's username and password stay unset, and
+  Nornir takes them from `nr.inventory.defaults` (set them there before running a task).
+- Host keys are checked when a connection opens, against the `known_hosts` option or deploy.yaml's
+  `ssh.known_hosts`; a missing file then refuses the connection, never the listing.
+  `verify_host_keys: false` turns checking off.
+
+Errors say which option or file to fix: NetgenInputError for the fabric and deploy.yaml (file, line
+and column), TargetError for design errors, a `limit` that matches nothing and unusable credentials.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from nornir.core.inventory import Inventory
 
-from netgen.deploy.inventory import nornir_inventory
-from netgen.deploy.target import load_context, prepare_target
+from netgen.deploy.inventory import USERNAME_ENV, Credentials, CredentialsError, load_credentials, load_deploy
+from netgen.deploy.inventory import nornir_inventory as netgen_nornir_inventory
+from netgen.deploy.pipeline import select
+from netgen.deploy.target import TargetError, load_context
+
+PLUGIN = "NetgenInventory"
+# nornir_inventory wants credentials; without any, the hosts are built with these and their
+# username and password unset again, so Nornir's defaults (or a later fill) apply.
+_NO_CREDENTIALS = Credentials("", None, None, "none given")
 
 
 class NetgenInventory:
@@ -27,16 +43,38 @@ class NetgenInventory:
                  known_hosts: str | None = None, verify_host_keys: bool = True) -> None:
         self.fabric = fabric
         self.limit = limit
-        self.credentials_file = Path(credentials_file) if credentials_file else None
-        self.known_hosts = Path(known_hosts) if known_hosts else None
+        self.credentials_file = Path(credentials_file).expanduser() if credentials_file else None
+        self.known_hosts = Path(known_hosts).expanduser() if known_hosts else None
         self.verify_host_keys = verify_host_keys
 
     def load(self) -> Inventory:
         loaded, ctx = load_context(self.fabric)
-        target = prepare_target(ctx, loaded.source, limit=self.limit, credentials_file=self.credentials_file,
-                                known_hosts=self.known_hosts, verify_host_keys=self.verify_host_keys,
-                                render=False, changes=False)
-        return nornir_inventory(ctx.topology, target.deploy, target.names, target.credentials, target.known_hosts)
+        deploy = load_deploy(loaded.source.parent)
+        names = select(list(ctx.topology.devices), ctx.topology.devices, self.limit)
+        if not names:
+            raise TargetError(f"{PLUGIN} option limit={self.limit!r} matches no device of {loaded.source}")
+        credentials = self._credentials()
+        known_hosts = None
+        if self.verify_host_keys:
+            known_hosts = self.known_hosts or Path(deploy.ssh.known_hosts).expanduser()
+        inventory = netgen_nornir_inventory(ctx.topology, deploy, names, credentials or _NO_CREDENTIALS,
+                                            known_hosts)
+        for host in inventory.hosts.values():
+            host.defaults = inventory.defaults  # what a script sets in nr.inventory.defaults reaches every host
+            if credentials is None:
+                host.username = None
+                host.password = None
+        return inventory
+
+    def _credentials(self) -> Credentials | None:
+        """The credentials given (the credentials_file option, else the environment), or None."""
+        if self.credentials_file is None and not os.environ.get(USERNAME_ENV):
+            return None
+        try:
+            return load_credentials(self.credentials_file)
+        except CredentialsError as exc:
+            given = "credentials_file" if self.credentials_file is not None else "environment"
+            raise TargetError(f"{PLUGIN} {given}: {exc}") from None
 
 
-__all__ = ["NetgenInventory"]
+__all__ = ["PLUGIN", "NetgenInventory"]

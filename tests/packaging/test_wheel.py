@@ -26,7 +26,7 @@ def venv(tmp_path_factory) -> Path:
     done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(where / "dist"),
                            str(ROOT)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
-    wheel = next((where / "dist").glob("netgen-*.whl"))
+    wheel = next((where / "dist").glob("netgen_fabric-*.whl"))  # the distribution netgen-fabric
     env = where / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
     python = env / "bin" / "python"
@@ -54,8 +54,13 @@ def test_the_installed_package_is_the_wheel_with_its_data(venv, tmp_path):
     assert package.startswith(str(venv)) and templates.startswith(str(venv))  # not the checkout's
     assert (Path(templates) / "eos" / "device.cfg.j2").is_file() and playbook == "True"
     assert plugin == "['netgen.deploy.nornir_plugin:NetgenInventory']"  # the Nornir plugin's entry point ...
-    (entry_points,) = venv.glob("lib/python*/site-packages/netgen-*.dist-info/entry_points.txt")
+    (entry_points,) = venv.glob("lib/python*/site-packages/netgen_fabric-*.dist-info/entry_points.txt")
     assert "NetgenInventory = netgen.deploy.nornir_plugin:NetgenInventory" in entry_points.read_text()  # ... its own
+    assert "netgen = netgen.cli:main" in entry_points.read_text()  # the command keeps its name
+    metadata = subprocess.run([str(venv / "bin" / "python"), "-c",
+                               "import importlib.metadata as m; print(m.metadata('netgen-fabric')['Name'])"],
+                              capture_output=True, text=True, cwd=tmp_path, check=True).stdout.strip()
+    assert metadata == "netgen-fabric"
 
 
 def test_validate_and_render_outside_the_checkout_match_the_checkouts_render(venv, tmp_path):

@@ -1,5 +1,9 @@
 #!/usr/bin/python
-# Apache-2.0 (netgen). Ansible's contract for the module lives here (arguments, documentation);
+# Copyright: netgen maintainers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# SPDX-License-Identifier: Apache-2.0
+#
+# Ansible's contract for the module lives here (arguments, documentation);
 # the work is done by netgen's Python API (netgen/deploy/ansible_module.py), which must be
 # importable by the interpreter that runs this module: the role runs it on the controller with
 # `ansible_playbook_python` (the Python Ansible itself runs in, where netgen is installed).
@@ -24,7 +28,8 @@ description:
     no diff left), then confirm, or roll back and fail.
   - Runs on the controller (connection local); netgen opens the SSH sessions itself.
 version_added: "0.1.0"
-author: netgen
+# ansible-test takes an author as "Name (@github-handle)" or "Name (!UNKNOWN)"; netgen publishes no handle
+author: netgen maintainers (!UNKNOWN)
 options:
   fabric:
     description:
@@ -91,7 +96,7 @@ attributes:
     support: full
     description: The device's own diff (EOS session diff; SONiC table/key/field changes and the frr.conf diff).
 notes:
-  - Requires netgen installed in the Python that runs the module.
+  - Requires netgen (C(pip install netgen-fabric)) installed in the Python that runs the module.
 """
 
 EXAMPLES = r"""
@@ -149,8 +154,8 @@ def main() -> None:
         from netgen.deploy.ansible_module import run  # noqa: PLC0415  (a clear failure when netgen is missing)
     except ImportError as exc:
         module.fail_json(msg=f"netgen is not importable by {sys.executable} ({exc}): run the module with the Python"
-                             " that has netgen installed (the netgen_deploy role sets ansible_python_interpreter"
-                             " to ansible_playbook_python)")
+                             " that has netgen installed (`pip install netgen-fabric`; the netgen_deploy role sets"
+                             " ansible_python_interpreter to ansible_playbook_python)")
     result = run(dict(module.params), module.check_mode)
     if not module._diff:
         result.pop("diff", None)

@@ -1,4 +1,8 @@
-# Apache-2.0 (netgen). An Ansible inventory plugin over netgen's own inventory code
+# Copyright: netgen maintainers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# SPDX-License-Identifier: Apache-2.0
+#
+# An Ansible inventory plugin over netgen's own inventory code
 # (netgen/deploy/ansible_inventory.py), so the hosts, groups and rollout order are exactly what
 # `netgen ansible-inventory` and `netgen deploy` use.
 # ruff: noqa: E402
@@ -8,6 +12,8 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 name: netgen
+# ansible-test takes an author as "Name (@github-handle)" or "Name (!UNKNOWN)"; netgen publishes no handle
+author: netgen maintainers (!UNKNOWN)
 short_description: A netgen fabric's switches as Ansible hosts
 description:
   - Reads a netgen fabric file and the deploy.yaml beside it, and adds every switch (or those of
@@ -15,7 +21,9 @@ description:
     (C(nos_eos), C(nos_sonic)), and the group C(netgen_rollout) in netgen's rollout order.
   - Host variables C(ansible_host), C(ansible_port), C(ansible_network_os) (EOS), C(netgen_role),
     C(netgen_zone), C(netgen_model), C(netgen_asn), C(netgen_batch); C(netgen_fabric) on every host.
-  - netgen must be installed in the Python Ansible runs in.
+    What a group's name says (the NOS's C(netgen_platform), C(netgen_nos) and C(ansible_network_os),
+    the tier's C(netgen_role), the zone's C(netgen_zone)) is that group's variable, set once.
+  - netgen must be installed in the Python Ansible runs in (C(pip install netgen-fabric)).
 options:
   plugin:
     description: This plugin's name.
@@ -57,7 +65,7 @@ class InventoryModule(BaseInventoryPlugin):
             from netgen.deploy.ansible_inventory import ROLLOUT_GROUP, fabric_inventory  # noqa: PLC0415
         except ImportError as exc:
             raise AnsibleParserError(f"netgen is not importable by the Python Ansible runs in ({exc}):"
-                                     " pip install netgen there") from None
+                                     " pip install netgen-fabric there") from None
         try:
             fabric_file, data = fabric_inventory(fabric, self.get_option("limit"))
         except Exception as exc:  # netgen's input and target errors say what to fix
