@@ -6,7 +6,7 @@ sides can still part. Each finding names both sides."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from netgen.checks.base import DesignContext, Finding, devices_text, error, register, warning
 from netgen.hosts.plan import (
@@ -20,6 +20,9 @@ from netgen.hosts.plan import (
 from netgen.intent.fabric import Fabric
 from netgen.platforms.features import dscp_to_tc
 from netgen.topology.model import Device, Role
+
+if TYPE_CHECKING:
+    from netgen.whatif.ecmp import Stage
 
 # Bytes a RoCEv2 packet adds to its payload inside the IP MTU: IPv4 20 + UDP 8 + BTH 12 + ICRC 4
 # (InfiniBand Architecture Specification Annex A17 RoCEv2; RETH/AETH extensions ride inside the MTU
@@ -159,33 +162,35 @@ class EnoughQps:
     code: ClassVar[str] = "NG706"
     title: ClassVar[str] = "Hosts open at least the QPs per connection the ECMP what-if recommends"
 
-    TRIALS: ClassVar[int] = 4_000  # = the what-if's search trials, so both name the same QP count
-    SEED: ClassVar[int] = 1
-
     def run(self, ctx: DesignContext) -> Iterator[Finding]:
-        from netgen.whatif.ecmp import HOT, TARGET, recommend, simulate, stages  # noqa: PLC0415  (numpy)
+        # the what-if's own study (exact P(1.5x), no draws): the count `whatif ecmp` and the report give
+        from netgen.whatif.ecmp import HOT, MAX_QPS, TARGET  # noqa: PLC0415
+        from netgen.whatif.study import scenarios, study  # noqa: PLC0415
 
         fabric = ctx.fabric
         if fabric.hashing.mode != "bth_dest_qp":
             return  # the QPs do not reach the hash: NG704
         qps = qps_per_connection(fabric)
         zones = {z.id: z for z in fabric.zones}
-        for stage in stages(fabric):
+
+        def hashes_on_the_qp(stage: Stage) -> bool:
+            """Else these switches hash on the 5-tuple (NG501): the model's premise does not hold."""
             models = {getattr(zones[z], f"{stage.tier}_model") for z in stage.zones}
-            if not all(ctx.catalog.get(m).capabilities.bth_dest_qp_hash for m in models):
-                continue  # these switches hash on the 5-tuple (NG501): the model's premise does not hold
-            found = simulate(stage.flows, stage.links, qps, self.TRIALS, self.SEED, stage.flow_gbps, stage.link_gbps)
-            if found.p_hot < TARGET:
+            return all(ctx.catalog.get(m).capabilities.bth_dest_qp_hash for m in models)
+
+        plan = [(scenario, stage) for scenario, stage in scenarios(fabric) if hashes_on_the_qp(stage)]
+        for found in study(plan, (qps,), sampled=False):
+            stage, [now], best = found.stage, found.rows, found.recommended
+            if now.p_hot < TARGET:
                 continue
-            best = recommend(stage, self.TRIALS, self.SEED)
-            advice = (f"{best.qps} QPs keep it under {TARGET:.0%}" if best else "no QP count up to 128 keeps it"
-                      f" under {TARGET:.0%}")
+            advice = (f"{best.qps} QPs keep it under {TARGET:.0%} (P = {best.p_hot_text})" if best
+                      else f"no QP count up to {MAX_QPS} keeps it under {TARGET:.0%}")
             yield warning(self.code, stage.name,
                           f"with {qps} QPs per connection, {stage.flows} flows over {stage.links} equal-cost links put"
-                          f" {HOT}x the mean load on a link with probability {found.p_hot:.2f} (ECMP what-if, seed"
-                          f" {self.SEED}); {advice}",
+                          f" {HOT}x the mean load on a link with probability {now.p_hot_text} (ECMP what-if,"
+                          f" exact); {advice}",
                           f"set hashing.qps_per_connection (or hosts.nccl.qps_per_connection) to"
-                          f" {best.qps if best else 128}; `netgen whatif ecmp` shows the figures")
+                          f" {best.qps if best else MAX_QPS}; `netgen whatif ecmp` shows the figures")
 
 
 def switch_dscp_priorities(fabric: Fabric) -> dict[int, int]:

@@ -14,6 +14,7 @@ from netgen.cli.common import (
     cli,
     counts,
     emit_json,
+    err,
     escape,
     fabric_argument,
     fail,
@@ -21,6 +22,7 @@ from netgen.cli.common import (
     json_option,
     load,
     out,
+    output_file_option,
     write_replacing,
 )
 from netgen.intent import NetgenInputError
@@ -28,14 +30,14 @@ from netgen.intent import NetgenInputError
 
 @cli.command()
 @fabric_argument
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", required=True,
-              help="The HTML file to write (replaced whole).")
+@output_file_option("The HTML page.")
 @json_option
-def report(fabric: str, output: Path, as_json: bool) -> None:
-    """One self-contained HTML page (no script, nothing fetched): the fabric's counts, a zone-level
-    picture with the ATSW capacity per zone, oversubscription per tier, each zone's RTSW x CTSW link
-    matrix, the buffer budget per model, the QoS chain from host to spine, placement and ECMP what-if
-    panels, and the design findings. A fabric with design errors still gets its report (the
+def report(fabric: str, output: Path | None, as_json: bool) -> None:
+    """One self-contained HTML page (nothing fetched; one inline script, the device search): the
+    fabric's counts, a zone-level picture with the ATSW capacity per zone, oversubscription per
+    tier, every switch in a searchable table, each zone's RTSW x CTSW link matrix, the buffer budget
+    per model, the QoS chain from host to spine, placement and ECMP what-if panels, and the design
+    findings, readable from 390 px wide. A fabric with design errors still gets its report (the
     findings are in it) and exits 1."""
     from netgen.report.build import render_report  # noqa: PLC0415
 
@@ -45,14 +47,20 @@ def report(fabric: str, output: Path, as_json: bool) -> None:
         sys.exit(input_failure(exc, as_json))
     errors, warnings = counts(findings)
     page = render_report(ctx, findings)
-    try:
-        write_replacing(output, page)
-    except OSError as exc:
-        fail(f"cannot write {output}: {exc.strerror or exc}", as_json, EXIT_INPUT)
+    if output is not None:
+        try:
+            write_replacing(output, page)
+        except OSError as exc:
+            fail(f"cannot write {output}: {exc.strerror or exc}", as_json, EXIT_INPUT)
     code = EXIT_DESIGN if errors else EXIT_OK
     if as_json:
-        emit_json({"ok": not errors, "exit_code": code, "output": str(output), "bytes": len(page.encode()),
-                   "errors": errors, "warnings": warnings})
+        emit_json({"ok": not errors, "exit_code": code, "output": None if output is None else str(output),
+                   "bytes": len(page.encode()), "errors": errors, "warnings": warnings,
+                   **({} if output else {"html": page})})
+    elif output is None:
+        click.echo(page, nl=not page.endswith("\n"))
+        if errors:
+            err.print(f"[red]{errors} design error(s): they are in the report's findings[/]")
     else:
         out.print(f"[bold green]report[/] {escape(str(output))}: {len(page.encode()) / 1e6:.2f} MB,"
                   f" {errors} design error(s), {warnings} warning(s)")

@@ -15,6 +15,7 @@ from netgen.cli.common import (
     EXIT_DESIGN,
     EXIT_INPUT,
     EXIT_OK,
+    STDIN,
     cli,
     emit_json,
     err,
@@ -24,13 +25,17 @@ from netgen.cli.common import (
     json_option,
     load_checked,
     out,
+    output_file_option,
     progress,
+    read_text_input,
     write_replacing,
 )
 from netgen.scheduler import kubernetes, slurm, versions
 from netgen.scheduler.hostlist import expand as expand_hostlist
 from netgen.scheduler.model import SchedulerTopology, scheduler_topology
 from netgen.scheduler.versions import KUEUE, SLURM, TOPOGRAPH, VOLCANO, Release, Scheduler
+from netgen.whatif.ecmp import HOT, MAX_QPS, SEED, TARGET, TRIALS
+from netgen.whatif.study import COMPARED_QPS, RULE, scenarios, study
 
 # Each format: its scheduler (whose --X-version option sets the release written for) and its writer.
 FORMATS: dict[str, tuple[Scheduler, Callable[[SchedulerTopology, Release], str]]] = {
@@ -54,9 +59,7 @@ def _version_option(scheduler: Scheduler, formats: str, changes: str) -> Callabl
               help="slurm: topology.conf for topology/tree (any Slurm release); slurm-block: for topology/block"
                    " (Slurm 24.05+); kueue: Topology, ResourceFlavor and node labels (Kueue 0.14+); volcano:"
                    " HyperNodes (Volcano 1.12+); topograph: NVIDIA topograph's model (topograph 1.0+).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
-              help="Write FILE (replaced whole: a new file gets the umask's mode, a replaced one keeps its mode and"
-                   " owner; a symbolic link is refused); default: stdout.")
+@output_file_option("The scheduler's topology file (a symbolic link is refused).")
 @_version_option(SLURM, "slurm-block", "; before 25.05 zones are not padded with empty blocks (refused there), so"
                  " zone-level blocks are the largest power of two of racks every zone boundary falls on; --format"
                  " slurm takes any release")
@@ -107,15 +110,16 @@ def scheduler(fabric: str, fmt: str, output: Path | None, slurm_version: str | N
     sys.exit(EXIT_OK)
 
 
-def _read_free(path: Path, known: set[str], as_json: bool) -> set[str]:
-    """Free hosts: names or Slurm hostlist expressions, whitespace or comma separated, `#` comments."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        fail(f"--free {path}: cannot read it: {exc}", as_json)
+def _read_free(path: str, known: set[str], as_json: bool) -> set[str]:
+    """Free hosts: names or Slurm hostlist expressions, whitespace or comma separated, `#` comments;
+    `-`: from standard input (e.g. `sinfo -h -t idle -o %N | netgen place ... --free -`)."""
+    text, path = read_text_input(path, "--free", as_json)
     free: set[str] = set()
     for number, line in enumerate(text.splitlines(), 1):
-        for word in line.split("#", 1)[0].split():
+        for item in line.split("#", 1)[0].split():
+            word = item.strip(",")  # "a, b": the list's separator, not part of a name
+            if not word:
+                continue
             try:
                 names = expand_hostlist(word)
             except ValueError:
@@ -131,12 +135,12 @@ def _read_free(path: Path, known: set[str], as_json: bool) -> set[str]:
 @cli.command()
 @fabric_argument
 @click.option("--hosts", "count", type=click.IntRange(min=1), required=True, help="Hosts the job needs.")
-@click.option("--free", "free_file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
-              help="Hosts free to use (names or hostlist expressions); default: every host.")
+@click.option("--free", "free_file", type=click.Path(dir_okay=False, allow_dash=True, path_type=str), metavar="FILE",
+              help="Hosts free to use (names or hostlist expressions; `-`: standard input); default: every host.")
 @click.option("--message-bytes", type=click.IntRange(min=1), default=1 << 30, show_default=True,
               help="All-reduce size S for the ATSW byte figures.")
 @json_option
-def place(fabric: str, count: int, free_file: Path | None, message_bytes: int, as_json: bool) -> None:
+def place(fabric: str, count: int, free_file: str | None, message_bytes: int, as_json: bool) -> None:
     """Place a job of N hosts with the fewest ATSW crossings: the fewest zones (one zone if one holds
     it), whole racks first, ranks zone by zone and rack by rack. Prints the rank order, the bytes a
     ring all-reduce sends across the ATSW layer and the ATSW load per zone, next to a topology-blind
@@ -144,6 +148,8 @@ def place(fabric: str, count: int, free_file: Path | None, message_bytes: int, a
     from netgen.scheduler.placement import PlacementError, min_zones  # noqa: PLC0415
     from netgen.scheduler.placement import place as place_job  # noqa: PLC0415
 
+    if fabric == STDIN and free_file == STDIN:
+        fail("FABRIC and --free cannot both be `-` (one standard input): give one of them as a file", as_json)
     _, ctx = load_checked(fabric, as_json, "not placed")
     topo = scheduler_topology(ctx.fabric, ctx.topology)
     free = _read_free(free_file, set(topo.hosts()), as_json) if free_file else None
@@ -193,24 +199,26 @@ def _qps_list(value: str) -> list[int]:
         qps = sorted({int(v) for v in value.split(",") if v.strip()})
     except ValueError:
         raise click.BadParameter("a comma-separated list of integers, e.g. 1,2,4,8,16") from None
-    if not qps or qps[0] < 1 or qps[-1] > 128:
+    if not qps or qps[0] < 1 or qps[-1] > MAX_QPS:
         raise click.BadParameter("QP counts between 1 and 128 (NCCL_IB_QPS_PER_CONNECTION)")
     return qps
 
 
 @whatif.command()
 @fabric_argument
-@click.option("--qps", default="1,2,4,8,16", show_default=True, help="QPs per connection to compare.")
+@click.option("--qps", default=",".join(map(str, COMPARED_QPS)), show_default=True,
+              help="QPs per connection to compare.")
 @click.option("--fail", "failed", metavar="DEVICE", help="The same with this switch failed (its links gone).")
-@click.option("--seed", type=int, default=1, show_default=True, help="Random seed: equal seeds, equal figures.")
-@click.option("--trials", type=click.IntRange(min=100, max=1_000_000), default=20_000, show_default=True)
+@click.option("--seed", type=int, default=SEED, show_default=True, help="Random seed: equal seeds, equal figures.")
+@click.option("--trials", type=click.IntRange(min=100, max=1_000_000), default=TRIALS, show_default=True,
+              help="Monte Carlo draws for E[max/mean] and p99 (P(>=1.5x) and the recommendation are exact).")
 @json_option
 def ecmp(fabric: str, qps: str, failed: str | None, seed: int, trials: int, as_json: bool) -> None:
-    """ECMP balance per tier by QPs per connection (balls into bins, seeded Monte Carlo): expected and
-    p99 max/mean link load, P(a link carries 1.5x the mean), P(a link is asked for more than its line
-    rate), and the smallest QP count keeping P(1.5x) under 5%; with --fail, also with DEVICE down."""
+    """ECMP balance per tier by QPs per connection (balls into bins): P(a link carries 1.5x the mean),
+    exact; expected and p99 max/mean link load and P(a link is asked for more than its line rate),
+    from a seeded Monte Carlo; and the smallest QP count whose exact P(1.5x) is under 5% (every count
+    1-128 computed: the same count `netgen report` and NG706 give); with --fail, also with DEVICE down."""
     from netgen.hosts.plan import qps_per_connection  # noqa: PLC0415
-    from netgen.whatif.ecmp import TARGET, recommend, shape, simulate, stages  # noqa: PLC0415
 
     try:
         counts = _qps_list(qps)
@@ -222,43 +230,31 @@ def ecmp(fabric: str, qps: str, failed: str | None, seed: int, trials: int, as_j
         device = ctx.topology.devices.get(failed)
         if device is None:
             fail(f"--fail: {failed[:80]} is not a switch of this fabric", as_json, EXIT_INPUT)
-    healthy = stages(ctx.fabric)
-    # with a device failed, only the stages it changes (the others are the healthy ones)
-    same = {shape(s) for s in healthy}
-    scenarios = [("healthy", healthy)] + ([(f"{failed} failed", [s for s in stages(ctx.fabric, device)
-                                                                  if shape(s) not in same])] if device else [])
     configured = qps_per_connection(ctx.fabric)
-    report: list[dict[str, Any]] = []
-    steps = sum(len(s) for _, s in scenarios) * (len(counts) + 1)
-    with progress(steps, "simulating") as advance:
-        for label, tiers in scenarios:
-            for stage in tiers:
-                rows = []
-                for q in counts:
-                    rows.append(simulate(stage.flows, stage.links, q, trials, seed, stage.flow_gbps,
-                                         stage.link_gbps).as_dict())
-                    advance()
-                best = recommend(stage, trials, seed)
-                advance()
-                report.append({"scenario": label, "stage": stage.name, "flows": stage.flows, "links": stage.links,
-                               "results": rows, "recommended_qps": best.qps if best else None,
-                               "recommended": best.as_dict() if best else None})
-    doc = {"ok": True, "exit_code": EXIT_OK, "seed": seed, "trials": trials, "hot_ratio": 1.5,
-           "target_p_hot": TARGET, "configured_qps": configured, "hashing": ctx.fabric.hashing.mode,
-           "stages": report}
+    plan = scenarios(ctx.fabric, device)
+    with progress(len(plan) * (len(counts) + 1), "simulating") as advance:
+        found = study(plan, counts, trials=trials, seed=seed, advance=advance)
+    doc = {"ok": True, "exit_code": EXIT_OK, "seed": seed, "trials": trials, "hot_ratio": HOT,
+           "target_p_hot": TARGET, "p_hot_method": "exact", "recommendation_rule": RULE, "configured_qps": configured,
+           "hashing": ctx.fabric.hashing.mode, "stages": [entry.as_dict() for entry in found]}
     if as_json:
         emit_json(doc)
         sys.exit(EXIT_OK)
-    for entry in report:
-        table = Table(title=f"{entry['scenario']}: {entry['stage']} ({entry['flows']} flows over"
-                            f" {entry['links']} links)")
-        for column in ("QPs", escape("E[max/mean]"), "p99", "P(>=1.5x)"):
+    for entry in found:
+        table = Table(title=f"{entry.scenario}: {entry.stage.name} ({entry.stage.flows} flows over"
+                            f" {entry.stage.links} links)")
+        for column in ("QPs", escape("E[max/mean]"), "p99", "P(>=1.5x), exact"):
             table.add_column(column, justify="right")
-        for row in entry["results"]:
-            table.add_row(str(row["qps"]), f"{row['mean_max_over_mean']:.3f} +- {row['stderr']:.3f}",
-                          f"{row['p99_max_over_mean']:.2f}", f"{row['p_hot']:.3f}")
+        for row in entry.rows:
+            sampled = row.sampled
+            assert sampled is not None  # study(sampled=True)
+            table.add_row(str(row.qps), f"{sampled.mean_ratio:.3f} +- {sampled.stderr:.3f}",
+                          f"{sampled.p99_ratio:.2f}", row.p_hot_text)
         out.print(table)
-        best = entry["recommended_qps"]
-        out.print(f"  smallest QP count with P(>=1.5x) < {TARGET:.0%}: {best if best else 'none up to 128'}"
-                  f" (hosts configured: {configured})")
+        best = entry.recommended
+        out.print(f"  smallest QP count with P(>=1.5x) < {TARGET:.0%}: "
+                  + (f"{best.qps} (P = {best.p_hot_text})" if best else f"none up to {MAX_QPS}")
+                  + f" (hosts configured: {configured})")
+    out.print(escape(f"E[max/mean] (+- its standard error) and p99: {trials:,} draws, seed {seed}; recommended:"
+                     f" {RULE}."))
     sys.exit(EXIT_OK)

@@ -1,28 +1,32 @@
 """The fabric report (`netgen report`): every figure a reviewer needs, decided here as data; the
 template (templates/report/report.html.j2) only lays it out. One self-contained HTML file: inline
-CSS and SVG, no script and nothing fetched, so it opens anywhere and stays small at meta-24k scale
-(zones are drawn, not devices; each zone's RTSW x CTSW links are a matrix, not a hairball)."""
+CSS and SVG, one inline script (the device table's search, templates/report/device-search.js) and
+a Content-Security-Policy that lets only that script run and nothing be fetched, so it opens
+anywhere, offline, and stays small at meta-24k scale (zones are drawn, not devices; each zone's
+RTSW x CTSW links are a matrix, not a hairball; the device table is rows of text). Nothing in it
+depends on when or where it was built: the same intent and netgen version give the same page."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from collections import Counter
 from functools import cache
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
+import netgen
 from netgen.checks.base import DesignContext, Finding
 from netgen.checks.summary import summarize
 from netgen.hosts.plan import host_qos, qps_per_connection
 from netgen.platforms.base import TEMPLATE_ROOT
 from netgen.platforms.features import dscp_to_tc, tc_to_queue
+from netgen.report.devices import device_table
 from netgen.scheduler.model import scheduler_topology
 from netgen.scheduler.placement import atsw_capacity_tbps, place
 from netgen.topology.model import LinkTier, Role
-
-WHATIF_TRIALS = 4_000
-WHATIF_SEED = 1
-WHATIF_QPS = (1, 2, 4, 8, 16, 32)
 
 
 @cache
@@ -30,6 +34,23 @@ def _env() -> jinja2.Environment:
     """HTML: every value escaped (finding messages hold '<', names come from the fabric file)."""
     return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_ROOT / "report"), autoescape=True,
                               undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+
+
+@cache
+def _search_script() -> str:
+    """The device search, placed in the page as it is (its hash is in the page's policy)."""
+    script = (TEMPLATE_ROOT / "report" / "device-search.js").read_text(encoding="utf-8")
+    if "</" in script:
+        raise ValueError("device-search.js must not hold '</' (it would end the <script> element early)")
+    return script
+
+
+def _content_security_policy(script: str) -> str:
+    """Inline styles, the one script by its SHA-256, and nothing else: no fetch, no other script
+    (an injected one would not run), no form submission, no base URL."""
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    return (f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; base-uri 'none';"
+            " form-action 'none'")
 
 
 def _zone_picture(ctx: DesignContext) -> dict[str, Any]:
@@ -54,7 +75,10 @@ def _zone_picture(ctx: DesignContext) -> dict[str, Any]:
     if agg is not None:
         top = {"x": gap, "y": 20, "w": width - 2 * gap, "h": 50,
                "label": f"ATSW layer: {agg.atsw_count} x {agg.atsw_model}"}
-    return {"width": width, "height": 240, "zones": nodes, "top": top}
+    # drawn at most this much narrower than its width (12 px text stays >= 10 px); a narrower screen
+    # scrolls the picture inside its own box
+    min_width = -(-width * 10 // 12)
+    return {"width": width, "min_width": min_width, "height": 240, "zones": nodes, "top": top}
 
 
 def _matrices(ctx: DesignContext) -> list[dict[str, Any]]:
@@ -108,17 +132,13 @@ def _qos_chain(ctx: DesignContext) -> list[dict[str, Any]]:
     return rows
 
 
-def _whatif(ctx: DesignContext) -> list[dict[str, Any]]:
-    from netgen.whatif.ecmp import recommend, simulate, stages  # noqa: PLC0415  (numpy)
+def _whatif(ctx: DesignContext) -> dict[str, Any]:
+    """The what-if's study (netgen.whatif.study), as `netgen whatif ecmp --json` has it."""
+    from netgen.whatif.ecmp import SEED, TRIALS  # noqa: PLC0415
+    from netgen.whatif.study import RULE, scenarios, study  # noqa: PLC0415
 
-    panels = []
-    for stage in stages(ctx.fabric):
-        rows = [simulate(stage.flows, stage.links, q, WHATIF_TRIALS, WHATIF_SEED, stage.flow_gbps,
-                         stage.link_gbps).as_dict() for q in WHATIF_QPS]
-        best = recommend(stage, WHATIF_TRIALS, WHATIF_SEED)
-        panels.append({"stage": stage.name, "flows": stage.flows, "links": stage.links, "rows": rows,
-                       "recommended": best.qps if best else None})
-    return panels
+    return {"stages": [found.as_dict() for found in study(scenarios(ctx.fabric))], "trials": TRIALS, "seed": SEED,
+            "rule": RULE}
 
 
 def _placements(ctx: DesignContext) -> list[dict[str, Any]]:
@@ -164,7 +184,13 @@ def _oversubscription(summary: dict[str, Any]) -> list[dict[str, Any]]:
 def report_data(ctx: DesignContext, findings: list[Finding]) -> dict[str, Any]:
     summary = summarize(ctx)
     counts = Counter(f.severity.value for f in findings)
+    script = _search_script()
     return {
+        "netgen_version": netgen.__version__,
+        "description": ctx.fabric.description,
+        "content_security_policy": _content_security_policy(script),
+        "search_script": Markup(script),  # netgen's own file, checked for "</"
+        "devices": device_table(ctx.topology),
         "summary": summary,
         "picture": _zone_picture(ctx),
         "oversubscription": _oversubscription(summary),
@@ -173,8 +199,6 @@ def report_data(ctx: DesignContext, findings: list[Finding]) -> dict[str, Any]:
         "qps": qps_per_connection(ctx.fabric),
         "hashing": ctx.fabric.hashing.mode,
         "whatif": _whatif(ctx),
-        "whatif_trials": WHATIF_TRIALS,
-        "whatif_seed": WHATIF_SEED,
         "placements": _placements(ctx),
         "findings": [f.as_dict() for f in findings],
         "errors": counts.get("error", 0),

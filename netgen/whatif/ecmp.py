@@ -11,16 +11,27 @@ slowdown. The stages, from the fabric:
   K = the CTSW's uplinks.
 
 A failed device takes its links out of K (a CTSW: each RTSW of its zone loses its links to it; an
-ATSW: each CTSW loses its links to it); the flows stay. A seeded Monte Carlo (numpy's PCG64) gives
-the same figures for the same seed on every machine.
+ATSW: each CTSW loses its links to it); the flows stay.
 
-Every command's NG706 check simulates the fabric's stages, and the same shapes come back run after
-run: a result is kept in the user's cache directory ($XDG_CACHE_HOME/netgen/ecmp, else
-~/.cache/netgen/ecmp), keyed by its arguments, this module's source and numpy's version (NEP 19: a
-Generator's stream may change between numpy releases), so a command whose stages were simulated
-before neither imports numpy nor draws (0.2 s of meta-24k's checks). A cache that cannot be read or
-written is ignored, and so is one that is not the user's own: a folder or file owned by someone
-else or writable by others (its numbers would be theirs to choose) is a miss.
+Two estimates. P(max >= 1.5 x mean), which the QP recommendation rests on, is computed exactly
+(hot_probability: every link below the threshold, as independent Poisson loads conditioned on
+their sum; B. Levin, "A representation for multinomial cumulative distribution functions", Annals
+of Statistics 9(5), 1981): no sampling error, only floating-point rounding, which grows with the
+sub-flows (log-factorials of their count lose digits) and stays below 1e-9 up to a million of them
+(the tests hold it to enumeration, the birthday product and a second exact method within 1e-10).
+The rest (E[max/mean] with its standard error, the p99, P(a link asked for more than its line
+rate)) comes from a seeded Monte Carlo (numpy's PCG64), the same figures for the same seed on every
+machine. The recommendation (recommended_qps) is the smallest q in 1..128 whose exact P(1.5x) is
+below TARGET, every q computed: the probability is not monotone in q (the threshold 1.5 x mean is
+rounded up to a whole QP, so an odd q can be under the target where q + 1 is not).
+
+Every command's NG706 check needs the fabric's stages, and the same shapes come back run after run:
+a result is kept in the user's cache directory ($XDG_CACHE_HOME/netgen/ecmp, else
+~/.cache/netgen/ecmp), keyed by its arguments, this module's source, numpy's version (NEP 19: a
+Generator's stream may change between numpy releases) and Python's (math.lgamma), so a command whose
+stages were computed before neither imports numpy nor draws. A cache that cannot be read or written
+is ignored, and so is one that is not the user's own: a folder or file owned by someone else or
+writable by others (its numbers would be theirs to choose) is a miss.
 """
 
 from __future__ import annotations
@@ -32,7 +43,10 @@ import math
 import os
 import secrets
 import stat
+import sys
+from collections.abc import Callable
 from dataclasses import astuple, dataclass
+from fractions import Fraction
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
@@ -47,10 +61,22 @@ if TYPE_CHECKING:
     import numpy as np
 
 HOT = 1.5  # a link carrying 1.5x the mean is "hot"
-TARGET = 0.05  # recommend the smallest q with P(hot) below this
+TARGET = 0.05  # recommend the smallest q whose exact P(hot) is below this
 MAX_QPS = 128  # NCCL_IB_QPS_PER_CONNECTION's upper bound (NCCL user guide)
+TRIALS = 20_000  # the Monte Carlo's one budget: `whatif ecmp`'s default, the report's (NG706 draws none)
+SEED = 1
 _DRAWS_PER_BATCH = 262_144  # bounds memory (2 MB of draws per batch): trials x flows x q integers
-SEARCH_TRIALS = 4_000  # trials per step of the QP search (its answer is then measured with the full count)
+# A trial draws either every sub-flow's link or the links' loads at once, a multinomial (a binomial
+# per link, whose cost stops growing with its mean from 30 on, where numpy turns from inversion to
+# BTPE): the loads once sub-flows outnumber links by more than this. Both give the balls-into-bins
+# distribution exactly.
+_MULTINOMIAL_FROM = 30
+# Exact P(hot): Poisson terms further than this many standard deviations (plus a margin for small
+# means) from the mean weigh under 1e-30 (Chernoff) and are left out; so are convolved terms under
+# _NEGLIGIBLE of the largest. Products of lengths above _DIRECT_CONVOLUTION go through an FFT.
+_SPREAD_SDS, _SPREAD_MARGIN = 12, 40
+_NEGLIGIBLE = 1e-30
+_DIRECT_CONVOLUTION = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -70,7 +96,7 @@ class Result:
     mean_ratio: float  # E[max/mean]
     stderr: float
     p99_ratio: float
-    p_hot: float  # P(max >= 1.5 x mean)
+    p_hot: float  # P(max >= 1.5 x mean), sampled (hot_probability has it exactly)
     p_overload: float  # P(some link asked for more than its line rate)
 
     def as_dict(self) -> dict[str, float | int]:
@@ -91,13 +117,26 @@ def simulate(flows: int, links: int, qps: int, trials: int, seed: int, flow_gbps
 def _remembered(flows: int, links: int, qps: int, trials: int, seed: int, flow_gbps: float,
                 link_gbps: float) -> Result:
     args = (flows, links, qps, trials, seed, flow_gbps, link_gbps)
+    row = _stored(args, len(Result.__dataclass_fields__), lambda: astuple(_draw(*args)))
+    return Result(int(row[0]), *row[1:])
+
+
+def _stored(args: tuple[int | float | str, ...], width: int, compute: Callable[[], tuple[float, ...]]
+            ) -> tuple[float, ...]:
+    """compute()'s numbers for `args`, from the user's cache where it has them (a row of `width`)."""
     store = _result_store()
-    found = store.get(args) if store is not None else None
+    found = store.get(args, width) if store is not None else None
     if found is None:
-        found = _draw(*args)
+        found = compute()
         if store is not None:
             store.put(args, found)
     return found
+
+
+def hot_threshold(balls: int, links: int) -> int:
+    """The smallest whole load at or above HOT x the mean (balls / links), in exact arithmetic."""
+    ratio = Fraction(HOT) * balls / links
+    return -(-ratio.numerator // ratio.denominator)
 
 
 def _draw(flows: int, links: int, qps: int, trials: int, seed: int, flow_gbps: float,
@@ -106,43 +145,51 @@ def _draw(flows: int, links: int, qps: int, trials: int, seed: int, flow_gbps: f
 
     rng = np.random.Generator(np.random.PCG64(seed))
     balls = flows * qps
-    batch = max(1, _DRAWS_PER_BATCH // balls)
+    threshold = hot_threshold(balls, links)
+    by_loads = balls > _MULTINOMIAL_FROM * links
+    batch = max(1, _DRAWS_PER_BATCH // (links if by_loads else balls))
     ratios: list[np.ndarray] = []
-    overload = 0
+    hot = overload = 0
     done = 0
     while done < trials:
         n = min(batch, trials - done)
-        draws = rng.integers(0, links, size=(n, balls))
-        draws += np.arange(n)[:, None] * links
-        counts = np.bincount(draws.ravel(), minlength=n * links).reshape(n, links)
+        if by_loads:
+            counts = rng.multinomial(balls, np.full(links, 1 / links), size=n)
+        else:
+            draws = rng.integers(0, links, size=(n, balls))
+            draws += np.arange(n)[:, None] * links
+            counts = np.bincount(draws.ravel(), minlength=n * links).reshape(n, links)
         busiest = counts.max(axis=1)
         ratios.append(busiest * links / balls)
+        hot += int(np.count_nonzero(busiest >= threshold))
         overload += int(np.count_nonzero(busiest * (flow_gbps / qps) > link_gbps + 1e-9))
         done += n
     ratio = np.concatenate(ratios)
     return Result(qps, float(ratio.mean()), float(ratio.std(ddof=1) / math.sqrt(trials)),
-                  float(np.quantile(ratio, 0.99)), float(np.mean(ratio >= HOT - 1e-9)), overload / trials)
+                  float(np.quantile(ratio, 0.99)), hot / trials, overload / trials)
 
 
 @lru_cache(maxsize=1)
 def _result_store() -> _ResultStore | None:
-    """The store for this code and numpy, or None where there is no cache directory or numpy, or
+    """The store for this code, numpy and Python, or None where there is no cache directory or numpy, or
     the folder is not the user's own and private (resources.user_owned_dir)."""
     cache = user_cache_dir()
     try:
-        digest = hashlib.sha256(Path(__file__).read_bytes() + metadata.version("numpy").encode())
+        digest = hashlib.sha256(Path(__file__).read_bytes() + metadata.version("numpy").encode()
+                                + sys.version.encode())
     except (OSError, metadata.PackageNotFoundError):
         return None
     folder = None if cache is None else user_owned_dir(cache / "ecmp", private=True)
     return None if folder is None else _ResultStore(folder / f"ecmp-{digest.hexdigest()[:24]}.json")
 
 
-CACHE_ENTRIES = 4096  # a full cache starts over: a few hundred bytes per fabric shape
+CACHE_ENTRIES = 4096  # a full cache starts over: a fabric shape takes a few dozen (an exact P per QP count tried)
 CACHE_LIMIT = 4 << 20  # bytes; a full cache is under 1 MB, a larger file is not one this module wrote
 
 
 class _ResultStore:
-    """Results of _draw in one JSON file per (this module's source, numpy's version): {"args": result}.
+    """Results of _draw and _exact_hot in one JSON file per (this module's source, numpy's and Python's
+    versions): {"args": [numbers]}.
     Read once per process; a new result is merged into what the file holds by then and the file
     replaced by a rename, so concurrent commands at worst each lose the other's new entries. The
     file is read only when it is a regular file of the user's own that no one else can write
@@ -152,7 +199,7 @@ class _ResultStore:
         self.path = path
         self.results = self._read()
 
-    def _read(self) -> dict[str, Result]:
+    def _read(self) -> dict[str, tuple[float, ...]]:
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
             with os.fdopen(fd, "rb") as fh:
@@ -162,22 +209,22 @@ class _ResultStore:
             if len(data) > CACHE_LIMIT:
                 return {}
             doc = json.loads(data)
-            return {key: Result(int(row[0]), *map(float, row[1:])) for key, row in doc.items()
-                    if isinstance(row, list) and len(row) == 6}
+            return {key: tuple(map(float, row)) for key, row in doc.items() if isinstance(row, list)}
         except (OSError, ValueError, TypeError, AttributeError):
             return {}
 
-    def get(self, args: tuple[int | float, ...]) -> Result | None:
-        return self.results.get(json.dumps(args))
+    def get(self, args: tuple[int | float | str, ...], width: int) -> tuple[float, ...] | None:
+        found = self.results.get(json.dumps(args))
+        return found if found is not None and len(found) == width else None
 
-    def put(self, args: tuple[int | float, ...], result: Result) -> None:
+    def put(self, args: tuple[int | float | str, ...], result: tuple[float, ...]) -> None:
         merged = self._read()
         if len(merged) >= CACHE_ENTRIES:
             merged = {}
         merged[json.dumps(args)] = result
         self.results.update(merged)
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}-{secrets.token_hex(4)}")
-        data = json.dumps({key: astuple(value) for key, value in merged.items()}).encode()
+        data = json.dumps(merged).encode()
         try:
             fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
             with os.fdopen(fd, "wb") as fh:
@@ -188,51 +235,82 @@ class _ResultStore:
                 temporary.unlink()
 
 
-def hot_lower_bound(flows: int, links: int, qps: int) -> float:
-    """A closed-form lower bound of P(max >= 1.5 x mean): 1 - (1 - P(Bin(m, 1/K) >= t))^K. Link loads
-    are negatively associated (Dubhashi & Ranjan, 1998), so P(every link below t) is at most the
-    product of the per-link probabilities. The tail sum stops once its terms no longer count."""
-    balls = flows * qps
-    threshold = math.ceil(HOT * balls / links - 1e-9)
-    p = 1 / links
-    if links == 1:
-        return 0.0  # one link carries the mean
-    log_p, log_q = math.log(p), math.log1p(-p)
-    tail = 0.0
-    for k in range(threshold, balls + 1):
-        term = math.exp(math.lgamma(balls + 1) - math.lgamma(k + 1) - math.lgamma(balls - k + 1)
-                        + k * log_p + (balls - k) * log_q)
-        tail += term
-        if term < 1e-15 * max(tail, 1e-300) and k > balls * p:
-            break
-    return 1 - (1 - min(tail, 1.0)) ** links
+def hot_probability(flows: int, links: int, qps: int) -> float:
+    """P(max >= 1.5 x mean), exactly: `flows` x `qps` sub-flows hashed uniformly onto `links` links."""
+    if flows < 1 or links < 1 or qps < 1:
+        raise ValueError("flows, links and qps must be at least 1")
+    return _remembered_hot(flows * qps, links)
 
 
-def recommend(stage: Stage, trials: int, seed: int) -> Result | None:
-    """The smallest q (1..128) whose simulated P(hot) is below 5%; None if even 128 leave it above.
-    No q whose lower bound is at or above 5% can do (hot_lower_bound), so the search starts at the
-    smallest q the bound allows and steps up, simulating each with SEARCH_TRIALS trials; the answer
-    is measured again with `trials`."""
-    def bound_ok(q: int) -> bool:
-        return hot_lower_bound(stage.flows, stage.links, q) < TARGET
+@lru_cache(maxsize=4096)
+def _remembered_hot(balls: int, links: int) -> float:
+    return _stored(("p_hot", balls, links), 1, lambda: (_exact_hot(balls, links),))[0]
 
-    if not bound_ok(MAX_QPS):
-        return None
-    low, high = 1, MAX_QPS
-    while low < high:  # the bound falls with q (but for rounding at the threshold: checked below)
-        mid = (low + high) // 2
-        if bound_ok(mid):
-            high = mid
-        else:
-            low = mid + 1
-    while low > 1 and bound_ok(low - 1):
-        low -= 1
-    search = min(trials, SEARCH_TRIALS)
-    for q in range(low, MAX_QPS + 1):
-        if bound_ok(q) and simulate(stage.flows, stage.links, q, search, seed, stage.flow_gbps,
-                                    stage.link_gbps).p_hot < TARGET:
-            return simulate(stage.flows, stage.links, q, trials, seed, stage.flow_gbps, stage.link_gbps)
-    return None
+
+def _exact_hot(balls: int, links: int) -> float:
+    """1 - P(every link below the threshold t). Levin's representation: with X_1..X_K independent
+    Poisson(m/K), P(all < t) = P(X < t)^K x P(S = m) / P(Poisson(m) = m), where S sums K loads drawn
+    from X given X < t; S's distribution is that conditional one convolved K times."""
+    import numpy as np  # noqa: PLC0415  (only when a result is not in the cache)
+
+    threshold = hot_threshold(balls, links)
+    if threshold > balls:
+        return 0.0  # one link: it carries the mean
+    mean = balls / links
+    spread = _SPREAD_SDS * math.sqrt(mean) + _SPREAD_MARGIN
+    low, high = max(0, math.floor(mean - spread)), min(threshold - 1, math.ceil(mean + spread))
+    log_mean = math.log(mean)
+    log_terms = np.array([k * log_mean - mean - math.lgamma(k + 1) for k in range(low, high + 1)])
+    peak = float(log_terms.max())
+    terms = np.exp(log_terms - peak)
+    log_below = peak + math.log(float(terms.sum()))  # log P(X < t)
+    total, offset = _convolution_power(terms / terms.sum(), low, links)
+    index = balls - offset
+    if not 0 <= index < len(total) or total[index] <= 0:
+        return 1.0  # no way to place every ball below t
+    log_poisson_at_mean = balls * math.log(balls) - balls - math.lgamma(balls + 1)
+    log_all_below = links * log_below + math.log(float(total[index])) - log_poisson_at_mean
+    return min(1.0, max(0.0, -math.expm1(log_all_below)))
+
+
+def _convolution_power(pmf: np.ndarray, offset: int, times: int) -> tuple[np.ndarray, int]:
+    """The distribution of the sum of `times` independent draws from `pmf` (whose first entry is the
+    value `offset`), and the value its first entry stands for; by squaring."""
+    result: tuple[np.ndarray, int] | None = None
+    while True:
+        if times & 1:
+            result = (pmf, offset) if result is None else _trimmed(_convolve(result[0], pmf), result[1] + offset)
+        times >>= 1
+        if not times:
+            assert result is not None  # times >= 1
+            return result
+        pmf, offset = _trimmed(_convolve(pmf, pmf), 2 * offset)
+
+
+def _convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    import numpy as np  # noqa: PLC0415
+
+    if len(a) * len(b) <= _DIRECT_CONVOLUTION:
+        return np.convolve(a, b)
+    size = len(a) + len(b) - 1
+    padded = 1 << (size - 1).bit_length()
+    product = np.fft.irfft(np.fft.rfft(a, padded) * np.fft.rfft(b, padded), padded)[:size]
+    return np.maximum(product, 0.0)  # the transform's rounding leaves tiny negatives in the tails
+
+
+def _trimmed(pmf: np.ndarray, offset: int) -> tuple[np.ndarray, int]:
+    """`pmf` without its negligible ends (under _NEGLIGIBLE of its largest term), and its new offset."""
+    import numpy as np  # noqa: PLC0415
+
+    kept = np.flatnonzero(pmf > pmf.max() * _NEGLIGIBLE)
+    return pmf[kept[0]:kept[-1] + 1], offset + int(kept[0])
+
+
+def recommended_qps(flows: int, links: int) -> int | None:
+    """The smallest q in 1..MAX_QPS whose exact P(hot) is below TARGET; None if none is. Every q is
+    computed in turn: P(hot) is not monotone in q, so neither a bisection nor a coarser screen could
+    be trusted not to step over the smallest."""
+    return next((q for q in range(1, MAX_QPS + 1) if hot_probability(flows, links, q) < TARGET), None)
 
 
 def _zones_text(ids: list[int]) -> str:

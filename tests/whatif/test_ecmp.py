@@ -1,5 +1,5 @@
-"""The ECMP what-if's Monte Carlo against closed-form balls-into-bins answers on small cases, its
-reproducibility, and the stages it reads from the fabric."""
+"""The ECMP what-if's Monte Carlo and exact P(1.5x) against closed-form balls-into-bins answers on
+small cases, its reproducibility, and the stages it reads from the fabric."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from netgen.intent import load_fabric
 from netgen.whatif import ecmp
-from netgen.whatif.ecmp import Stage, recommend, simulate, stages
+from netgen.whatif.ecmp import hot_probability, recommended_qps, simulate, stages
 from tests.conftest import ROOT, SMALL, run_cli
 
 pytestmark = pytest.mark.render
@@ -52,11 +52,16 @@ def test_collision_probability_is_the_birthday_product(balls, bins):
         assert found.p_hot == 1.0
 
 
-@pytest.mark.parametrize(("flows", "qps", "links"), [(3, 1, 3), (2, 2, 3), (5, 1, 4), (3, 2, 2), (4, 1, 4)])
-def test_the_closed_form_bound_is_below_the_exact_probability(flows, qps, links):
-    from netgen.whatif.ecmp import hot_lower_bound  # noqa: PLC0415
+@pytest.mark.parametrize(("flows", "qps", "links"), [(3, 1, 3), (2, 2, 3), (5, 1, 4), (3, 2, 2), (4, 1, 4),
+                                                     (7, 1, 3), (9, 1, 2), (1, 1, 1), (2, 3, 4)])
+def test_the_exact_probability_is_the_enumerated_one(flows, qps, links):
+    assert hot_probability(flows, links, qps) == pytest.approx(_exact(flows * qps, links)[1], abs=1e-12)
 
-    assert hot_lower_bound(flows, links, qps) <= _exact(flows * qps, links)[1] + 1e-12
+
+@pytest.mark.parametrize(("balls", "bins"), [(4, 4), (8, 8), (16, 16), (28, 28)])
+def test_the_exact_probability_is_the_birthday_product(balls, bins):
+    assert hot_probability(balls, bins, 1) == pytest.approx(1 - math.prod(1 - i / bins for i in range(balls)),
+                                                            abs=1e-12)
 
 
 def test_only_balls_count_matters_and_the_seed_reproduces():
@@ -67,11 +72,24 @@ def test_only_balls_count_matters_and_the_seed_reproduces():
     assert again == a
 
 
+def test_drawing_the_loads_at_once_agrees_with_drawing_every_sub_flow(monkeypatch):
+    """1,536 sub-flows over 28 links are drawn as the links' loads (a multinomial); forced to draw
+    each sub-flow's link instead, the figures agree within their standard errors."""
+    by_loads = ecmp._draw(192, 28, 8, 20_000, 4, 400.0, 400.0)
+    monkeypatch.setattr(ecmp, "_MULTINOMIAL_FROM", 10**9)
+    by_sub_flows = ecmp._draw(192, 28, 8, 20_000, 4, 400.0, 400.0)
+    assert by_loads != by_sub_flows  # two ways, two streams
+    assert by_loads.mean_ratio == pytest.approx(by_sub_flows.mean_ratio,
+                                                abs=4.5 * math.hypot(by_loads.stderr, by_sub_flows.stderr))
+    p = hot_probability(192, 28, 8)
+    for drawn in (by_loads, by_sub_flows):
+        assert drawn.p_hot == pytest.approx(p, abs=4.5 * math.sqrt(p * (1 - p) / 20_000))
+
+
 def test_the_recommended_qps_is_the_smallest_under_five_percent():
-    stage = Stage("rack", 16, 16, 400, 400)
-    best = recommend(stage, trials=4000, seed=1)
-    assert best is not None and best.p_hot < 0.05
-    assert simulate(16, 16, best.qps - 1, 4000, 1, 400, 400).p_hot >= 0.05
+    best = recommended_qps(16, 16)
+    assert best is not None and hot_probability(16, 16, best) < 0.05
+    assert all(hot_probability(16, 16, q) >= 0.05 for q in range(1, best))
 
 
 def test_stages_and_a_failed_ctsw():
