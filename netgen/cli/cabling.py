@@ -21,21 +21,25 @@ from netgen.cli.common import (
     json_option,
     load_checked,
     out,
+    output_file_option,
     write_replacing,
 )
 
 
 @cli.command()
 @fabric_argument
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
-              help="Write FILE (replaced whole); default: stdout.")
+@output_file_option("The cabling plan, in --format.")
 @click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv", show_default=True,
-              help="csv: one row per cable with a header; json: the cables and the bill of cables.")
+              help="What the plan is written as: csv, one row per cable with a header; json, the cables and the"
+                   " bill of cables. (--json is netgen's result document, as for every command.)")
 @json_option
 def cabling(fabric: str, output: Path | None, fmt: str, as_json: bool) -> None:
     """One row per cable (device, port, peer, peer port, speed, media, length from the intent, and the
     label for both ends), in the order a technician walks the hall: zone by zone, rack by rack (the
-    rack's NIC cables, then its RTSW uplinks), then the zone's CTSW uplinks to the ATSW layer."""
+    rack's NIC cables, then its RTSW uplinks), then the zone's CTSW uplinks to the ATSW layer.
+
+    --format says what the plan is written as; --json makes stdout one result document (counts, the
+    bill of cables, and the plan itself as `text` when there is no -o)."""
     _, ctx = load_checked(fabric, as_json, "no cabling plan")
     cables = cabling_plan(ctx.fabric, ctx.topology)
     if fmt == "csv":
@@ -56,7 +60,7 @@ def cabling(fabric: str, output: Path | None, fmt: str, as_json: bool) -> None:
             fail(f"cannot write {output}: {exc.strerror or exc}", as_json)
     if as_json:
         emit_json({"ok": True, "exit_code": EXIT_OK, "output": str(output) if output else None, "format": fmt,
-                   "cables": len(cables), "bill": bill(cables)})
+                   "cables": len(cables), "bill": bill(cables), **({} if output else {"text": text})})
     elif output is None:
         click.echo(text, nl=False)
     else:

@@ -6,7 +6,6 @@ The exit codes are documented in netgen/cli/__init__.py.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import errno
 import importlib
 import json
@@ -17,10 +16,10 @@ import sys
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import click
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.markup import escape as markup_escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
@@ -43,12 +42,31 @@ def escape(text: str) -> str:
     return markup_escape(visible(text))
 
 
+# The width of a console that is not a terminal (a pipe, a file): wide enough that no table is cut
+# or wrapped, so `netgen show FABRIC | less -S` and `> file` keep every row whole and greppable.
+PIPE_WIDTH = 100_000
+
+
 class SafeConsole(Console):
     """A console that never passes a control character through: what `escape` missed (text put
-    in a message without it, a table cell) is shown escaped. netgen's own line breaks stay."""
+    in a message without it, a table cell) is shown escaped. netgen's own line breaks stay.
+
+    Writing to a pipe or a file, tables are as wide as their content (PIPE_WIDTH), never cut to a
+    terminal's width or rich's 80 columns; COLUMNS, when set, still sets the width."""
 
     def render_str(self, text: str, **options: Any) -> Text:
         return super().render_str(without_controls(text), **options)
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = Console.size.fget(self)  # type: ignore[attr-defined]
+        if self._width is None and not self.is_terminal and not self._environ.get("COLUMNS", "").isdigit():
+            return ConsoleDimensions(PIPE_WIDTH, size.height)
+        return cast(ConsoleDimensions, size)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
 
 
 # No highlighting and no :emoji: codes: user text is printed as given (and markup-escaped).
@@ -113,6 +131,82 @@ def counts(findings: list[Finding]) -> tuple[int, int]:
 NOTHING_TO_TEAR_DOWN = False
 
 
+# --- the conventions every command follows (README "Command conventions") -------------------------
+FABRIC_ENV = "NETGEN_FABRIC"
+FABRIC_FILE_NAMES = ("fabric.yaml", "fabric.yml")  # as netgen/intent/loader.py (not imported: --help stays light)
+STDIN = "-"
+EXIT_CODES_TEXT = "0 ok, 1 design errors (or a failed check or lab), 2 usage or input errors, 3 a netgen bug"
+
+
+def fabric_from_environment() -> str | None:
+    """FABRIC when the command line gives none: $NETGEN_FABRIC, else the current directory when it
+    holds a fabric file. Never netgen's own examples."""
+    named = os.environ.get(FABRIC_ENV, "")
+    if named:
+        return named
+    if any(Path(name).is_file() for name in FABRIC_FILE_NAMES):
+        return "."
+    return None
+
+
+def missing_fabric_message() -> str:
+    return (f"no FABRIC: give a fabric.yaml or the directory holding it, set {FABRIC_ENV}, or run netgen in the"
+            f" directory that holds {FABRIC_FILE_NAMES[0]} ({Path.cwd()} holds none)")
+
+
+class NetgenCommand(click.Command):
+    """A command that follows the conventions: FABRIC from the argument, $NETGEN_FABRIC or the
+    current directory (`fabric_optional`: none at all is fine, e.g. `netgen schema`); FABRIC `-`
+    reads the fabric file from standard input unless the command needs the files beside it
+    (`fabric_stdin=False`); its --help ends with the conventions it follows."""
+
+    def __init__(self, *args: Any, fabric_stdin: bool = True, fabric_optional: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fabric_stdin = fabric_stdin
+        self.fabric_optional = fabric_optional
+
+    def _takes_fabric(self) -> bool:
+        return any(isinstance(p, click.Argument) and p.name == "fabric" for p in self.params)
+
+    def _takes_json(self) -> bool:
+        return any(p.name == "as_json" for p in self.params)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        if self._takes_fabric():
+            as_json = bool(ctx.params.get("as_json"))
+            fabric = ctx.params.get("fabric")
+            if fabric is None:
+                fabric = fabric_from_environment()
+                if fabric is None and not self.fabric_optional:
+                    fail(missing_fabric_message(), as_json)
+                ctx.params["fabric"] = fabric
+            if fabric == STDIN and not self.fabric_stdin:
+                fail(f"FABRIC {STDIN} (standard input) does not suit `{ctx.command_path}`: it reads the files beside"
+                     " the fabric file (deploy.yaml, secrets, the git tree); give the fabric's path", as_json)
+        return super().invoke(ctx)
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_epilog(ctx, formatter)
+        rows = []
+        if self._takes_fabric():
+            stdin = ("`-`: the fabric file from standard input (paths in it from the current directory)"
+                     if self.fabric_stdin else "not `-`: this command reads the files beside the fabric file")
+            fallback = "else none" if self.fabric_optional else "else exit 2"
+            rows.append(("FABRIC", f"a fabric.yaml or the directory holding it; {stdin}. Not given: ${FABRIC_ENV},"
+                                   f" else the current directory if it holds {FABRIC_FILE_NAMES[0]}, {fallback}."))
+        if self._takes_json():
+            rows.append(("--json", "one JSON document on stdout, with `ok` and `exit_code` (errors too)."))
+        rows.append(("exit codes", EXIT_CODES_TEXT + "."))
+        with formatter.section("Conventions (README \"Command conventions\")"):
+            formatter.write_dl(rows)
+
+
+class ConventionGroup(click.Group):
+    """A command group below `netgen` (lab, sot, whatif): its commands follow the conventions too."""
+
+    command_class = NetgenCommand
+
+
 class NetgenGroup(click.Group):
     """Turns every failure into an exit code and a one-line message; tracebacks only with --debug.
 
@@ -121,6 +215,8 @@ class NetgenGroup(click.Group):
     most of a second)."""
 
     lazy: dict[str, tuple[str, str]]
+    command_class = NetgenCommand
+    group_class = ConventionGroup
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -168,22 +264,56 @@ def cli(ctx: click.Context, debug: bool) -> None:
     """Generate, check and roll out configs for RoCE AI-training backend fabrics.
 
     Exit codes: 0 ok, 1 design errors or failed lab verification, 2 usage or input errors, 3 internal error.
+    Commands take --json; FABRIC defaults to $NETGEN_FABRIC, else the current directory (README "Command
+    conventions").
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
 
 
-fabric_argument = click.argument("fabric", type=click.Path(dir_okay=True, file_okay=True, path_type=str))
-json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON on stdout.")
+# FABRIC: optional on the command line; NetgenCommand.invoke fills it in ($NETGEN_FABRIC, the current directory)
+fabric_argument = click.argument("fabric", required=False,
+                                 type=click.Path(dir_okay=True, file_okay=True, allow_dash=True, path_type=str))
+json_option = click.option("--json", "as_json", is_flag=True,
+                           help="One JSON document on stdout (with ok and exit_code), nothing else.")
+DEVICE_PATTERN_HELP = ("names, globs (z01-rtsw*) or role:ctsw / zone:2 tokens, comma-separated (as --limit);"
+                       " an unknown name or a pattern matching nothing is exit 2")
 
 
-def require_devices(ctx: DesignContext, devices: tuple[str, ...]) -> None:
-    """Usage error (exit 2) for a --device that is not in the fabric, with a close match."""
-    unknown = [name for name in devices if name not in ctx.topology.devices]
-    if unknown:
-        close = difflib.get_close_matches(unknown[0], list(ctx.topology.devices), n=3)
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        raise click.BadParameter(f"unknown device {unknown[0]!r}{hint}", param_hint="--device")
+def _stdout_for_dash(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
+    return None if value is not None and str(value) == STDIN else value
+
+
+def output_file_option(help_text: str) -> Callable[[F], F]:
+    """-o FILE: the one file a command writes (replaced whole, see write_replacing); `-` or no -o:
+    standard output."""
+    return click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+                        metavar="FILE", callback=_stdout_for_dash,
+                        help=f"{help_text} Replaced whole (a new file gets the umask's mode, a replaced one keeps its"
+                             " mode and owner). No -o, or `-o -`: standard output.")
+
+
+def named_devices(ctx: DesignContext, patterns: tuple[str, ...], as_json: bool) -> list[str]:
+    """The devices --device names (each value a pattern: names, globs, role:/zone: tokens), in
+    fabric order, with `--limit`'s matcher. Exit 2 for an unknown name (with the closest names) or
+    a pattern that matches nothing."""
+    from netgen.topology.selection import SelectionError, match_devices  # noqa: PLC0415
+
+    try:
+        return match_devices(ctx.topology.devices, patterns)
+    except SelectionError as exc:
+        fail(f"--device: {exc}", as_json)
+
+
+def read_text_input(path: str, what: str, as_json: bool) -> tuple[str, str]:
+    """(text, its name in messages) of a file a command reads, `-` for standard input."""
+    if path == STDIN:
+        return sys.stdin.read(), "<stdin>"
+    try:
+        return Path(path).read_text(encoding="utf-8"), path
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        fail(f"{what} {path}: cannot read it: {reason}", as_json)
 
 
 

@@ -35,7 +35,7 @@ from netgen.cli.common import (
     out,
     write_replacing,
 )
-from netgen.deploy.ansible_inventory import ansible_inventory, yaml_inventory
+from netgen.deploy.ansible_inventory import ansible_inventory, host_variables, yaml_inventory
 from netgen.deploy.ansible_inventory import playbook_vars as rollout_playbook_vars
 from netgen.deploy.ansible_rollout import DEFAULT_PLAYBOOK, RolloutError, RolloutRequest, run_playbook
 from netgen.deploy.checks import CheckResult, Outcome
@@ -75,8 +75,8 @@ def _access_options(command: Any) -> Any:
     for option in reversed([
         click.option("--limit", metavar="PATTERN",
                      help="Only these devices: comma-separated globs, or role:ctsw / zone:2 tokens."),
-        click.option("--configs", type=click.Path(file_okay=False, exists=True, path_type=Path),
-                     help="Push the files of this `netgen render` directory instead of rendering now."),
+        click.option("--configs", type=click.Path(file_okay=False, exists=True, path_type=Path), metavar="DIR",
+                     help="Use the files of this `netgen render` output directory instead of rendering now."),
         click.option("--credentials", type=click.Path(dir_okay=False, path_type=Path),
                      help="YAML with username and password or key_file, readable only by you."
                           " Default: NETGEN_USERNAME / NETGEN_PASSWORD / NETGEN_SSH_KEY."),
@@ -155,8 +155,8 @@ def _push_options(command: Any) -> Any:
         click.option("--remove-unmanaged", is_flag=True,
                      help="Also remove configuration outside netgen's sections and the device-owned ones"
                           " (default: deploy.yaml's ownership policy, normally keep it)."),
-        click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
-                     help="Write the full JSON report (with every diff) here."),
+        click.option("-o", "--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+                     help="Write the full JSON report (with every diff) to FILE (replaced whole)."),
         click.option("--journal", "journal_path", type=click.Path(dir_okay=False, path_type=Path),
                      help="The change's journal (default: $NETGEN_STATE_DIR or ~/.local/state/netgen,"
                           " deploy/<change id>.jsonl)."),
@@ -238,7 +238,7 @@ def _conclude(report: RolloutReport, report_path: Path | None, as_json: bool, ex
     sys.exit(payload["exit_code"])
 
 
-@cli.command()
+@cli.command(fabric_stdin=False)  # deploy.yaml, deploy.sot.yaml and secrets beside the fabric file
 @fabric_argument
 @_access_options
 @accept_edited_option
@@ -296,7 +296,7 @@ def _read_journal(path: Path, as_json: bool) -> Any:
         fail(str(exc), as_json)
 
 
-@cli.command()
+@cli.command(fabric_stdin=False)  # deploy.yaml, deploy.sot.yaml and secrets beside the fabric file
 @fabric_argument
 @_access_options
 @accept_edited_option
@@ -305,8 +305,8 @@ def _read_journal(path: Path, as_json: bool) -> Any:
               help="Confirm devices that run exactly the intended config, instead of rolling them back.")
 @click.option("--journal", "journal_path", type=click.Path(dir_okay=False, path_type=Path),
               help="The change's journal, if `netgen deploy --journal` put it elsewhere.")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the JSON report here.")
+@click.option("-o", "--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Write the JSON report to FILE (replaced whole).")
 @json_option
 def recover(fabric: str, limit: str | None, configs: Path | None, credentials: Path | None, known_hosts: Path | None,
             insecure: bool, workers: int | None, accept_edited: bool, change_id: str, confirm: bool,
@@ -344,7 +344,7 @@ def recover(fabric: str, limit: str | None, configs: Path | None, credentials: P
     _conclude(report, report_path, as_json, _edited_record(target, configs), ok=recovered(report, confirm))
 
 
-@cli.command()
+@cli.command(fabric_stdin=False)  # deploy.yaml, deploy.sot.yaml and secrets beside the fabric file
 @fabric_argument
 @_access_options
 @click.option("--playbook", type=click.Path(dir_okay=False, exists=True, path_type=Path),
@@ -444,7 +444,7 @@ def _print_report(report: RolloutReport, dry_run: bool) -> None:
     out.print(f"{verdict} {summary} in {report.finished - report.started:.1f} s")
 
 
-@cli.command()
+@cli.command(fabric_stdin=False)  # deploy.yaml, deploy.sot.yaml and secrets beside the fabric file
 @fabric_argument
 @_access_options
 @accept_edited_option
@@ -502,7 +502,8 @@ __all__ = ["Status", "check", "deploy", "recover"]
 @fabric_argument
 @click.option("--limit", metavar="PATTERN", help="Only these devices (as `netgen deploy --limit`).")
 @click.option("--list", "list_all", is_flag=True, help="Ansible inventory-script protocol (the default output).")
-@click.option("--host", "one_host", metavar="NAME", help="Ansible inventory-script protocol: one host's variables.")
+@click.option("--host", "one_host", metavar="NAME",
+              help="Ansible inventory-script protocol: one host's variables (its groups' included).")
 @click.option("--static", is_flag=True,
               help="A static inventory file instead (YAML/JSON plugin format): `ansible-playbook -i FILE.json`.")
 @click.option("--playbook-vars", is_flag=True,
@@ -523,7 +524,7 @@ def ansible_inventory_command(fabric: str, limit: str | None, list_all: bool, on
         fail(f"--limit {limit!r} matches no device", True)
     inventory = ansible_inventory(ctx.topology, deploy_file, names)
     if one_host is not None:
-        document = inventory["_meta"]["hostvars"].get(one_host, {})
+        document = host_variables(inventory, one_host)  # with its groups' variables, as Ansible sees them
     elif static:
         document = yaml_inventory(inventory)
     elif playbook_vars:
@@ -541,7 +542,7 @@ def ansible_inventory_command(fabric: str, limit: str | None, list_all: bool, on
 def ansible_collection_command(output: Path, as_json: bool) -> None:
     """Build the netgen.fabric Ansible collection (module, role, rollout playbook, inventory plugin)
     with ansible-galaxy, and print the tarball's path."""
-    from netgen.deploy.collection import CollectionError, build_collection  # noqa: PLC0415
+    from netgen.deploy.collection import DISTRIBUTION, CollectionError, build_collection  # noqa: PLC0415
 
     try:
         tarball = build_collection(output)
@@ -550,5 +551,6 @@ def ansible_collection_command(output: Path, as_json: bool) -> None:
     if as_json:
         emit_json({"ok": True, "exit_code": EXIT_OK, "collection": str(tarball)})
     else:
-        out.print(f"built {escape(str(tarball))}: ansible-galaxy collection install {escape(str(tarball))}")
+        out.print(f"built {escape(str(tarball))}: ansible-galaxy collection install {escape(str(tarball))}"
+                  f" (and netgen in the Python Ansible runs in: pip install {DISTRIBUTION})")
     sys.exit(EXIT_OK)

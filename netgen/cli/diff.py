@@ -2,40 +2,82 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
-from netgen.cli.common import EXIT_DESIGN, EXIT_OK, cli, emit_json, fail
+from netgen.cli.common import (
+    EXIT_DESIGN,
+    EXIT_OK,
+    NetgenCommand,
+    cli,
+    emit_json,
+    err,
+    fabric_argument,
+    fail,
+    json_option,
+)
 from netgen.diff.revisions import RevisionError, as_markdown, as_text, diff_revisions
 
 
-@cli.command()
-@click.argument("fabric", default="inventory/small/fabric.yaml")
+class DiffCommand(NetgenCommand):
+    """`--format json`, the spelling before --json, kept as a deprecated alias: said on stderr,
+    then the same as --json (errors included, FABRIC's among them)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        if ctx.params.get("fmt") == "json":
+            err.print("[yellow]deprecated[/]: `--format json` is `--json` now (the same document); it stays for"
+                      " scripts that use it")
+            ctx.params.update(fmt="text", as_json=True)
+        return super().invoke(ctx)
+
+
+@cli.command(cls=DiffCommand, fabric_stdin=False)
+@fabric_argument
 @click.option("--base", required=True, help="The git revision to compare from (e.g. origin/main).")
 @click.option("--head", help="The revision to compare to (default: the working tree).")
 @click.option("--repo", type=click.Path(file_okay=False, exists=True, path_type=Path), default=Path("."),
               show_default=True, help="The git repository (the project checkout).")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text",
-              show_default=True, help="markdown is a pull-request comment.")
+              show_default=True, help="text, or markdown (a pull-request comment). `json` is a deprecated spelling"
+                                      " of --json.")
 @click.option("--exit-code", is_flag=True, help="Exit 1 when anything changes (like `git diff --exit-code`).")
-def diff(fabric: str, base: str, head: str | None, repo: Path, fmt: str, exit_code: bool) -> None:
-    """Render FABRIC (a path inside the repository) at --base and at --head with each revision's own
-    netgen, templates and intent, and show per-device diffs: config_db.json as table / key / field
-    changes, frr.conf and EOS configs as unified diffs, with risk flags.
+@json_option
+def diff(fabric: str, base: str, head: str | None, repo: Path, fmt: str, exit_code: bool, as_json: bool) -> None:
+    """Render FABRIC at --base and at --head with each revision's own netgen, templates and intent,
+    and show per-device diffs: config_db.json as table / key / field changes, frr.conf and EOS
+    configs as unified diffs, with risk flags.
+
+    FABRIC given on the command line is a path inside --repo; from $NETGEN_FABRIC or the current
+    directory, the path as seen from here, which must lie inside --repo.
 
     Exit codes: 0 compared (changes or not; 1 with --exit-code when something changes),
     2 a revision cannot be read or rendered.
     """
+    if as_json and fmt != "text":
+        fail(f"--json and --format {fmt} exclude each other: --json is the whole result as JSON", as_json)
+    root = repo.resolve()
+    if click.get_current_context().get_parameter_source("fabric") is not click.core.ParameterSource.COMMANDLINE:
+        fabric = _inside(fabric, root, as_json)
     try:
-        result = diff_revisions(repo.resolve(), fabric, base, head)
+        result = diff_revisions(root, fabric, base, head)
     except RevisionError as exc:
-        fail(str(exc), fmt == "json")
+        fail(str(exc), as_json)
     code = EXIT_DESIGN if exit_code and result.changed else EXIT_OK
-    if fmt == "json":
+    if as_json:
         emit_json({"ok": True, "exit_code": code, **result.as_dict()})
     else:
         click.echo(as_markdown(result) if fmt == "markdown" else as_text(result), nl=False)
     sys.exit(code)
 
+
+def _inside(fabric: str, root: Path, as_json: bool) -> str:
+    """FABRIC found by the conventions ($NETGEN_FABRIC, the current directory) as a path inside the
+    repository, which is how each revision's tree names it."""
+    where = Path(os.path.realpath(fabric))
+    if not where.is_relative_to(root):
+        fail(f"FABRIC {fabric} ({where}) is not inside the repository {root}: give it as a path inside --repo", as_json)
+    return str(where.relative_to(root))

@@ -14,6 +14,7 @@ from netgen.checks import DesignContext
 from netgen.checks.summary import summarize
 from netgen.cli import common
 from netgen.cli.common import (
+    DEVICE_PATTERN_HELP,
     EXIT_DESIGN,
     EXIT_INPUT,
     EXIT_INTERNAL,
@@ -24,16 +25,20 @@ from netgen.cli.common import (
     err,
     escape,
     fabric_argument,
+    fail,
     input_failure,
     json_option,
     load,
+    named_devices,
     out,
     output_dir_failure,
+    output_file_option,
     print_findings,
     progress,
-    require_devices,
 )
 from netgen.intent import LoadedFabric, NetgenInputError, load_fabric
+from netgen.intent.errors import InputProblem
+from netgen.intent.loader import check_secrets
 from netgen.intent.schema import catalog_schema, fabric_schema
 from netgen.platforms.base import RenderError, RenderInputError
 from netgen.platforms.render import (
@@ -52,9 +57,15 @@ from netgen.topology.effective import EffectiveSettings, effective_settings
 @fabric_argument
 @json_option
 def validate(fabric: str, as_json: bool) -> None:
-    """Load FABRIC (a fabric.yaml or its directory), expand it and run every design check."""
+    """Load FABRIC, expand it and run every design check. Every secret reference is read as its
+    user reads it: a local user's hash as `netgen render` does (unreadable, empty or not a hash:
+    exit 2, at the reference's line and column), a key `netgen deploy` fills in as the deploy
+    does (a warning here: the machine that validates need not be the one that deploys)."""
     try:
         loaded, _, findings = load(fabric)
+        secrets = check_secrets(loaded)
+        if secrets.errors:
+            raise NetgenInputError(secrets.errors)
     except NetgenInputError as exc:
         sys.exit(input_failure(exc, as_json))
     errors, warnings = counts(findings)
@@ -64,39 +75,44 @@ def validate(fabric: str, as_json: bool) -> None:
             "ok": not errors,
             "exit_code": code,
             "fabric": loaded.fabric.name,
-            "source": str(loaded.source),
+            "source": loaded.display,
             "errors": errors,
             "warnings": warnings,
             "findings": [f.as_dict() for f in findings],
+            "input_warnings": [p.as_dict() for p in secrets.warnings],
         })
     else:
         print_findings(findings)
+        for problem in secrets.warnings:
+            out.print(f"[bold yellow]warning[/]: {escape(problem.render())}")
         verdict = "[bold red]FAIL[/]" if errors else "[bold green]OK[/]"
-        out.print(f"{verdict} {escape(loaded.fabric.name)}: {errors} error(s), {warnings} warning(s)")
+        unread = f", {len(secrets.warnings)} secret(s) a deploy could not read here" if secrets.warnings else ""
+        out.print(f"{verdict} {escape(loaded.fabric.name)}: {errors} error(s), {warnings} warning(s){unread}")
     sys.exit(code)
 
 
 @cli.command()
 @fabric_argument
-@click.option("--device", "device", metavar="NAME",
-              help="One switch's effective settings and the fabric-file path each came from.")
+@click.option("--device", "devices", multiple=True, metavar="PATTERN",
+              help=f"Each switch's effective settings and the fabric-file path each came from (repeatable;"
+                   f" {DEVICE_PATTERN_HELP}).")
 @json_option
-def show(fabric: str, device: str | None, as_json: bool) -> None:
-    """Summarise FABRIC: devices per tier, links, GPUs, oversubscription, buffer budget, pools."""
+def show(fabric: str, devices: tuple[str, ...], as_json: bool) -> None:
+    """Summarise FABRIC: devices per tier, links, GPUs, oversubscription, buffer budget, pools.
+    Tables are as wide as their content when stdout is not a terminal."""
     try:
         _, ctx, findings = load(fabric)
     except NetgenInputError as exc:
         sys.exit(input_failure(exc, as_json))
-    if device is not None:
-        require_devices(ctx, (device,))
-        _show_device(effective_settings(ctx.fabric, ctx.topology.devices[device]), findings, as_json)
+    if devices:
+        names = named_devices(ctx, devices, as_json)
+        _show_devices([effective_settings(ctx.fabric, ctx.topology.devices[n]) for n in names], findings, as_json)
     summary = summarize(ctx)
     errors, warnings = counts(findings)
     code = EXIT_DESIGN if errors else EXIT_OK
     if as_json:
-        summary.update({"exit_code": code, "errors": errors, "warnings": warnings,
-                        "findings": [f.as_dict() for f in findings]})
-        emit_json(summary)
+        emit_json({"ok": not errors, **summary, "exit_code": code, "errors": errors, "warnings": warnings,
+                   "findings": [f.as_dict() for f in findings]})
         sys.exit(code)
     _print_summary(summary)
     print_findings(findings)
@@ -104,22 +120,27 @@ def show(fabric: str, device: str | None, as_json: bool) -> None:
     sys.exit(code)
 
 
-def _show_device(settings: EffectiveSettings, findings: list[Any], as_json: bool) -> None:
+def _show_devices(each: list[EffectiveSettings], findings: list[Any], as_json: bool) -> NoReturn:
     errors, warnings = counts(findings)
     code = EXIT_DESIGN if errors else EXIT_OK
     if as_json:
-        emit_json({**settings.as_dict(), "exit_code": code, "errors": errors, "warnings": warnings})
+        # one device: its settings at the top level, as before patterns; always `devices`, one entry each
+        top = each[0].as_dict() if len(each) == 1 else {}
+        emit_json({"ok": not errors, **top, "exit_code": code, "errors": errors, "warnings": warnings,
+                   "devices": [settings.as_dict() for settings in each]})
         sys.exit(code)
-    # plain lines, never wrapped or cut: a source path is only useful whole (and greppable)
-    width = max(len(s.name) for s in settings.settings)
-    out.print(f"[bold]{escape(settings.device)}[/]: effective settings (value <- where it came from)")
-    for s in settings.settings:
-        out.print(f"  {escape(s.name.ljust(width))}  {escape(s.value)}  [dim]<-[/] {escape(s.source)}", soft_wrap=True)
-    if settings.custom_config:
-        out.print("custom_config, in the order applied:")
-        for b in settings.custom_config:
-            state = f"replaced by {b.replaced_by}" if b.replaced_by else "applied"
-            out.print(f"  {escape(b.name)} ({b.layer}, {b.source}, {', '.join(b.nos)}): {state}", soft_wrap=True)
+    for settings in each:
+        # plain lines, never wrapped or cut: a source path is only useful whole (and greppable)
+        width = max(len(s.name) for s in settings.settings)
+        out.print(f"[bold]{escape(settings.device)}[/]: effective settings (value <- where it came from)")
+        for s in settings.settings:
+            out.print(f"  {escape(s.name.ljust(width))}  {escape(s.value)}  [dim]<-[/] {escape(s.source)}",
+                      soft_wrap=True)
+        if settings.custom_config:
+            out.print("custom_config, in the order applied:")
+            for b in settings.custom_config:
+                state = f"replaced by {b.replaced_by}" if b.replaced_by else "applied"
+                out.print(f"  {escape(b.name)} ({b.layer}, {b.source}, {', '.join(b.nos)}): {state}", soft_wrap=True)
     out.print(f"{errors} design error(s), {warnings} warning(s) in the fabric")
     sys.exit(code)
 
@@ -191,7 +212,8 @@ def _print_summary(s: dict[str, Any]) -> None:
 @fabric_argument
 @click.option("-o", "--output", type=click.Path(readable=False, path_type=Path), metavar="DIR",
               help="Output directory: DIR/<device>/<file>. Replaced whole, atomically.")
-@click.option("--device", "devices", multiple=True, metavar="NAME", help="Render only these devices (repeatable).")
+@click.option("--device", "devices", multiple=True, metavar="PATTERN",
+              help=f"Render only these devices (repeatable; {DEVICE_PATTERN_HELP}).")
 @click.option("--check", is_flag=True, help="Render and check against the NOS models, write nothing.")
 @click.option("--no-reuse", is_flag=True,
               help="Render every device, even those whose inputs are unchanged since DIR was written.")
@@ -239,13 +261,16 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
             print_findings(findings)
             err.print(f"[bold red]not rendered[/]: {errors} design error(s); nothing was written")
         sys.exit(EXIT_DESIGN)
-    require_devices(ctx, devices)
-    selected = list(devices) or list(ctx.topology.devices)
+    chosen = named_devices(ctx, devices, as_json) if devices else []
+    selected = chosen or list(ctx.topology.devices)
+    unread = [] if keys_only else check_secrets(loaded, deploy=False).errors  # the hashes it reads, at their lines
+    if unread:
+        _unreadable_secrets(unread, as_json)
     try:
         if keys_only:
             _print_keys(ctx, selected, warnings)
         with progress(len(selected), "rendering") as advance:
-            result = render_fabric(ctx, None if check else output, list(devices) or None,
+            result = render_fabric(ctx, None if check else output, chosen or None,
                                    progress=lambda _device: advance(), reuse=not no_reuse,
                                    whole=None if key is None else (key, warnings), ahead=ahead)
     except OutputDirError as exc:  # DIR may not be replaced, or the OS refused: exit 2, never a traceback
@@ -268,6 +293,18 @@ def _whole_render_key(loaded: LoadedFabric) -> str | None:
         return fabric_key(loaded.fabric, loaded.catalog)
     except RenderInputError:
         return None
+
+
+def _unreadable_secrets(problems: list[InputProblem], as_json: bool) -> NoReturn:
+    """Secret references the render cannot read, each at its line and column: exit 2, nothing written."""
+    if as_json:
+        emit_json({"ok": False, "exit_code": EXIT_INPUT, "error": "; ".join(p.render() for p in problems),
+                   "input_errors": [p.as_dict() for p in problems], "written": False})
+    else:
+        for problem in problems:
+            err.print(f"[bold red]error[/]: {escape(problem.render())}")
+        err.print("nothing was written")
+    sys.exit(EXIT_INPUT)
 
 
 def _render_input_failure(exc: RenderInputError, as_json: bool) -> NoReturn:
@@ -314,8 +351,8 @@ def _print_keys(ctx: DesignContext, names: list[str], warnings: int) -> NoReturn
 
 @cli.command()
 @fabric_argument
-@click.option("--device", "devices", multiple=True, metavar="NAME",
-              help="Devices to show (repeatable); default: one device per tier and model.")
+@click.option("--device", "devices", multiple=True, metavar="PATTERN",
+              help=f"Devices to show (repeatable; {DEVICE_PATTERN_HELP}); default: one device per tier and model.")
 @json_option
 def headroom(fabric: str, devices: tuple[str, ...], as_json: bool) -> None:
     """PFC headroom per port (reserved, xoff: netgen's and the vendor's) and each ASIC's buffer budget."""
@@ -323,13 +360,12 @@ def headroom(fabric: str, devices: tuple[str, ...], as_json: bool) -> None:
         _, ctx, findings = load(fabric)
     except NetgenInputError as exc:
         sys.exit(input_failure(exc, as_json))
-    require_devices(ctx, devices)
-    names = list(devices) or _one_per_model(ctx)
+    names = named_devices(ctx, devices, as_json) if devices else _one_per_model(ctx)
     report = [_headroom_report(ctx, name) for name in names]
     errors, _ = counts(findings)
     code = EXIT_DESIGN if errors else EXIT_OK
     if as_json:
-        emit_json({"exit_code": code, "devices": report})
+        emit_json({"ok": not errors, "exit_code": code, "devices": report})
         sys.exit(code)
     for entry in report:
         _print_headroom(entry)
@@ -405,29 +441,33 @@ def _print_headroom(entry: dict[str, Any]) -> None:
                   f" ({d['used_percent']}%)")
 
 
-@cli.command()
+@cli.command(fabric_optional=True)
 @click.option("--kind", type=click.Choice(["fabric", "catalog"]), default="fabric", show_default=True,
               help="Which file format to describe.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True, path_type=Path),
-              help="Write to this file instead of stdout.")
-@click.argument("fabric", required=False, type=click.Path(dir_okay=True, file_okay=True, path_type=str))
-def schema(kind: str, output: Path | None, fabric: str | None) -> None:
+@output_file_option("The JSON Schema.")
+@fabric_argument
+@json_option
+def schema(kind: str, output: Path | None, fabric: str | None, as_json: bool) -> None:
     """Print the JSON Schema of fabric files (or catalog files) for editors and CI linters.
 
-    Model names are an enum of the built-in catalog's; given FABRIC, of its own catalog too."""
+    Model names are an enum of the built-in catalog's; with a FABRIC, of its own catalog too.
+    --json: the schema inside the result document (`schema`), or where it was written."""
     models = None
     if fabric is not None:
         try:
             models = list(load_fabric(fabric).catalog.models)
         except NetgenInputError as exc:
-            sys.exit(input_failure(exc, False))
+            sys.exit(input_failure(exc, as_json))
     document = fabric_schema(models) if kind == "fabric" else catalog_schema()
     text = json.dumps(document, indent=2) + "\n"
-    if output is None:
-        click.echo(text, nl=False)
-    else:
+    if output is not None:
         try:
             common.write_replacing(output, text)
         except OSError as exc:
-            raise click.UsageError(f"cannot write {output}: {exc.strerror}") from None
+            fail(f"cannot write {output}: {exc.strerror or exc}", as_json)
+    if as_json:
+        emit_json({"ok": True, "exit_code": EXIT_OK, "kind": kind, "fabric": fabric,
+                   "output": None if output is None else str(output), **({} if output else {"schema": document})})
+    elif output is None:
+        click.echo(text, nl=False)
 

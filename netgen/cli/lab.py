@@ -98,7 +98,7 @@ def _session_tick(update: Callable[[str, int, int], None], plan: LabPlan) -> Cal
     return tick
 
 
-@lab.command()
+@lab.command(fabric_stdin=False)  # --ssh copies the files beside the fabric file into the lab's site folder
 @fabric_argument
 @name_option
 @slice_options
@@ -317,8 +317,9 @@ def _fabric_slice(fabric: str, name: str, zone: int | None, racks: int | None, c
 
 @lab.command()
 @fabric_argument
-@click.option("--containerlab", "directory", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Write the containerlab topology, the rendered files and interface-map.json here.")
+@click.option("-o", "--containerlab", "directory", required=True, type=click.Path(file_okay=False, path_type=Path),
+              metavar="DIR", help="Write the containerlab topology, the rendered files and interface-map.json into"
+                                  " DIR (new files only).")
 @name_option
 @slice_options
 @click.option("--ceos-image", default=_IMAGES.ceos, show_default=True)

@@ -104,7 +104,7 @@ def push(fabric: str, url: str, dry_run: bool, as_json: bool) -> None:
     sys.exit(EXIT_OK)
 
 
-@sot.command()
+@sot.command(fabric_stdin=False)  # writes deploy.sot.yaml beside the fabric file
 @fabric_argument
 @click.option("--nautobot", "url", required=True, metavar="URL",
               help=f"Nautobot's base URL; the API token is read from ${TOKEN_VARIABLE}.")

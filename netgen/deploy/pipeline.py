@@ -18,7 +18,6 @@ rolled back, what was not touched, and when each commit window opened and closed
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -61,6 +60,7 @@ from netgen.deploy.rollout import Batch
 from netgen.platforms.render import load_plugins
 from netgen.platforms.routing import bgp_plan
 from netgen.topology.model import Device
+from netgen.topology.selection import select  # --limit: the one device matcher (also --device)
 
 
 class Status(StrEnum):
@@ -147,27 +147,6 @@ class DeployOptions:
 
     def ownership_of(self, nos: str) -> Ownership:
         return self.ownership.get(nos) or default_ownership(nos)
-
-
-def select(names: list[str], devices: Mapping[str, Device], limit: str | None) -> list[str]:
-    """--limit: comma-separated globs on names, or `role:ctsw`, `zone:2` tokens (all must match one)."""
-    if not limit:
-        return names
-    terms = [t.strip() for t in limit.split(",") if t.strip()]
-
-    def matches(name: str) -> bool:
-        device = devices[name]
-        for term in terms:
-            key, _, value = term.partition(":")
-            if value and key == "role" and device.role.value == value:
-                return True
-            if value and key == "zone" and str(device.zone) == value:
-                return True
-            if not value and fnmatch.fnmatchcase(name, term):
-                return True
-        return False
-
-    return [n for n in names if matches(n)]
 
 
 def lldp_plan(ctx: DesignContext, device: Device) -> dict[str, PlannedNeighbor]:

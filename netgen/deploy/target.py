@@ -31,6 +31,7 @@ from netgen.intent.secrets import SecretError, fill_files
 from netgen.lab.adapters import rendered_inputs
 from netgen.lab.plan import LabSliceError
 from netgen.platforms.base import RenderError
+from netgen.topology.selection import did_you_mean, terms_of
 
 
 class TargetError(Exception):
@@ -122,7 +123,9 @@ def prepare_target(ctx: DesignContext, fabric_file: Path, *, limit: str | None =
     deploy = load_deploy(fabric_file.parent)  # NetgenInputError: its problems name the file, the field and the fix
     names = select(list(ctx.topology.devices), ctx.topology.devices, limit)
     if not names:
-        raise TargetError(f"--limit {limit!r} matches no device")
+        terms = terms_of(limit or "")
+        hint = did_you_mean(terms[0], ctx.topology.devices) if len(terms) == 1 else ""
+        raise TargetError(f"--limit {limit!r} matches no device{hint}")
     excluded: dict[str, str] = {}
     sot = load_sot(fabric_file.parent)
     if changes and sot is not None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import copy
 import difflib
 import re
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, get_args
@@ -19,10 +20,10 @@ from netgen.intent.catalog import AsicFamily, AsicFamilyBuffers, Catalog, Platfo
 from netgen.intent.errors import InputProblem, NetgenInputError, Path_, dotted, show_value
 from netgen.intent.fabric import Fabric
 from netgen.intent.problems import PATTERN_TEXT, validate
-from netgen.intent.secrets import SecretRef
-from netgen.intent.services import Aaa
+from netgen.intent.secrets import SecretError, SecretRef, read_hash, read_shared
+from netgen.intent.services import SHA512_CRYPT, Aaa
 from netgen.intent.types import NAME_PATTERN
-from netgen.intent.yaml_source import Marks, fail, nearest_mark, read_yaml
+from netgen.intent.yaml_source import Marks, fail, nearest_mark, read_yaml, read_yaml_stream
 
 FABRIC_FILE_NAMES = ("fabric.yaml", "fabric.yml")
 # Far above any real fabric (meta-24k has about 53k links + NICs), low enough that a typo such as
@@ -30,13 +31,24 @@ FABRIC_FILE_NAMES = ("fabric.yaml", "fabric.yml")
 MAX_FABRIC_OBJECTS = 2_000_000
 
 
+STDIN = "-"  # FABRIC `-`: the fabric file from standard input; paths in it relative to the current directory
+STDIN_DISPLAY = "<stdin>"
+
+
 @dataclass(frozen=True)
 class LoadedFabric:
-    """A validated fabric with the catalog it was validated against."""
+    """A validated fabric with the catalog it was validated against, and where each of its fields
+    is in the fabric file (line, column: for problems found after loading, e.g. secret references)."""
 
     fabric: Fabric
     catalog: Catalog
     source: Path
+    marks: Marks = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def display(self) -> str:
+        """The fabric file as problems name it."""
+        return STDIN_DISPLAY if str(self.source) == STDIN else str(self.source)
 
 
 # --- catalogs -------------------------------------------------------------------------------------
@@ -220,10 +232,15 @@ def resolve_fabric_path(path: Path) -> Path:
 
 
 def load_fabric(path: Path | str) -> LoadedFabric:
-    """Read, validate and cross-check a fabric file. Raises NetgenInputError with every problem."""
-    source = resolve_fabric_path(Path(path))
-    display = str(source)
-    data, marks = read_yaml(source, display)
+    """Read, validate and cross-check a fabric file (`-`: from standard input, relative paths in it
+    from the current directory). Raises NetgenInputError with every problem."""
+    if str(path) == STDIN:
+        source, display = Path(STDIN), STDIN_DISPLAY
+        data, marks = read_yaml_stream(sys.stdin.buffer, display)
+    else:
+        source = resolve_fabric_path(Path(path))
+        display = str(source)
+        data, marks = read_yaml(source, display)
     if not isinstance(data, dict):
         raise NetgenInputError(
             [InputProblem(display, "", "the top level must be a mapping of settings", 1, 1,
@@ -237,7 +254,7 @@ def load_fabric(path: Path | str) -> LoadedFabric:
     problems = cross_check(fabric, catalog, display, marks)
     if problems:
         raise NetgenInputError(problems)
-    return LoadedFabric(fabric=fabric, catalog=catalog, source=source)
+    return LoadedFabric(fabric=fabric, catalog=catalog, source=source, marks=marks)
 
 
 def _anchor_secret_files(fabric: Fabric, base: Path) -> Fabric:
@@ -313,3 +330,52 @@ def cross_check(fabric: Fabric, catalog: Catalog, display: str, marks: Marks) ->
     if fabric.aggregation and fabric.aggregation.atsw_model not in catalog.models:
         unknown_model(("aggregation", "atsw_model"), fabric.aggregation.atsw_model)
     return problems
+
+
+# --- secret references ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SecretCheck:
+    """What `netgen validate` finds reading each secret reference as its user will: `errors` stop a
+    render (a local user's hash: exit 2, as the render's own), `warnings` would stop a deploy (a key
+    the deploy fills in; the machine that validates need not be the one that deploys)."""
+
+    errors: list[InputProblem]
+    warnings: list[InputProblem]
+
+
+_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def _path_of(dotted_path: str) -> Path_:
+    """`services.overrides[3].aaa.radius.key` -> ('services', 'overrides', 3, 'aaa', 'radius', 'key')."""
+    return tuple(int(index) if index else name for name, index in _PART.findall(dotted_path))
+
+
+def secret_problem(loaded: LoadedFabric, where: str, ref: SecretRef, message: str) -> InputProblem:
+    """A problem with the secret reference at fabric-file path `where`, placed where the reference
+    is written (its `env:`, `file:` or `vault:` key)."""
+    kind = "env" if ref.env is not None else "file" if ref.file is not None else "vault"
+    line, column = nearest_mark((*_path_of(where), kind), loaded.marks)
+    return InputProblem(loaded.display, where, message.removeprefix(f"{where}: "), line, column)
+
+
+def check_secrets(loaded: LoadedFabric, *, deploy: bool = True) -> SecretCheck:
+    """Read every secret reference of the fabric as the render (local users' hashes) and, with
+    `deploy`, the deploy (the keys it fills in) read them, through the same functions, so that what
+    passes here passes there. Values are read and dropped; no problem quotes one."""
+    fabric = loaded.fabric
+    errors: list[InputProblem] = []
+    for index, user in enumerate(fabric.services.users):
+        where = f"services.users[{index}].sha512"
+        try:
+            read_hash(user.sha512, where, SHA512_CRYPT)
+        except SecretError as exc:
+            errors.append(secret_problem(loaded, where, user.sha512, f"{exc} (`netgen render` reads it)"))
+    warnings: list[InputProblem] = []
+    for where, ref in fabric.shared_secrets().items() if deploy else ():
+        try:
+            read_shared(ref, where)
+        except SecretError as exc:
+            warnings.append(secret_problem(loaded, where, ref, f"{exc} (`netgen deploy` reads it to fill it in on"
+                                                               " the way to the switch)"))
+    return SecretCheck(errors, warnings)

@@ -2,9 +2,10 @@
 
 `{env: NAME}` reads an environment variable, `{file: PATH}` a file and `{vault: PATH}` a file
 encrypted with `ansible-vault` (paths relative to the fabric file: the loader makes them absolute;
-the first line, trailing newline dropped). A reference is resolved only where it is used (render
-for a hash, deploy for a key), so `netgen validate` and `netgen show` never need it. Errors name
-the field and the reference, never any part of the value.
+the first line, trailing newline dropped). A reference is resolved where it is used (render for a
+hash, deploy for a key) and by `netgen validate`, which reads each as they do, through the same
+functions (`read_hash`, `read_shared`; intent/loader.py `check_secrets`), and names the line and
+column of the reference. Errors name the field and the reference, never any part of the value.
 """
 
 from __future__ import annotations
@@ -83,6 +84,8 @@ VAULT_PASSWORD_ENV = "ANSIBLE_VAULT_PASSWORD_FILE"  # Ansible's own setting (DEF
 
 def _read_small(field: str, path: Path, limit: int) -> bytes:
     try:
+        if path.exists() and not path.is_file():  # a FIFO would block the read; a directory is no secret
+            raise SecretError(f"{field}: {path} is not a regular file")
         with path.open("rb") as handle:
             data = handle.read(limit + 1)
     except OSError as exc:
@@ -130,6 +133,27 @@ SHARED_KEY = re.compile(r"^[A-Za-z0-9$%&()*+\-./;=\[\]^_{}~]{8,64}$")
 SHARED_KEY_TEXT = "8-64 characters of letters, digits and $%&()*+-./;=[]^_{}~"
 
 
+def read_shared(ref: SecretRef, field: str) -> str:
+    """A secret a switch keeps in a reversible form, read now and checked as the deploy fills it
+    (SecretError naming `field`, never the value)."""
+    secret = ref.resolve(field)
+    if not SHARED_KEY.match(secret):
+        raise SecretError(f"{field}: {ref.describe()} must hold {SHARED_KEY_TEXT} (no space, '#', ',',"
+                          " '@', ':', '?', '|', '!', quotes or '<>'): a switch would not take it in one"
+                          " config line")
+    return secret
+
+
+def read_hash(ref: SecretRef, field: str, form: re.Pattern[str]) -> str:
+    """A local user's password hash, read now and checked against `form` (sha512-crypt) as the
+    render reads it (SecretError naming `field`, never the value)."""
+    value = ref.resolve(field)
+    if not form.match(value):
+        raise SecretError(f"{field}: {ref.describe()} does not hold a sha512-crypt hash ($6$salt$hash, as"
+                          " `openssl passwd -6` prints it): netgen renders only the hash, never a password")
+    return value
+
+
 def placeholder(field: str) -> str:
     """What a rendered config holds where the secret at fabric-file path `field` goes."""
     return f"<netgen-secret/{field}>"
@@ -150,12 +174,7 @@ def fill_placeholders(text: str, secrets: dict[str, SecretRef], where: str,
             if ref is None:
                 raise SecretError(f"{where}: holds a placeholder for {field}, which the fabric file does not set:"
                                   " render again from the fabric file you deploy")
-            secret = ref.resolve(field)
-            if not SHARED_KEY.match(secret):
-                raise SecretError(f"{field}: {ref.describe()} must hold {SHARED_KEY_TEXT} (no space, '#', ',',"
-                                  " '@', ':', '?', '|', '!', quotes or '<>'): a switch would not take it in one"
-                                  " config line")
-            values[field] = secret
+            values[field] = read_shared(ref, field)
         return values[field]
 
     return PLACEHOLDER.sub(value, text)
@@ -190,4 +209,4 @@ def redact(text: str) -> str:
 
 
 __all__ = ["MARK", "PLACEHOLDER", "SECRET_WORDS", "SHARED_KEY", "SNMP_SECRET_WORDS", "SecretError", "SecretRef",
-           "fill_files", "fill_placeholders", "placeholder", "redact"]
+           "fill_files", "fill_placeholders", "placeholder", "read_hash", "read_shared", "redact"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import yaml
 from yaml.events import (
@@ -252,21 +252,36 @@ def read_yaml(path: Path, display: str) -> tuple[Any, Marks]:
             raise fail(display, "not a regular file (a device, pipe or socket)")
         with path.open("rb") as handle:  # bounded: st_size says nothing for special files
             raw = handle.read(MAX_FILE_BYTES + 1)
-        if len(raw) > MAX_FILE_BYTES:
-            raise NetgenInputError([InputProblem(
-                display, "", f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB",
-                allowed=f"at most {MAX_FILE_BYTES:,} bytes: {_LIMITS_HINT}")])
-        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise fail(display, "file not found") from None
     except IsADirectoryError:
         raise fail(display, "is a directory, expected a YAML file") from None
     except PermissionError:
         raise fail(display, "permission denied") from None
-    except UnicodeDecodeError as exc:
-        raise fail(display, f"not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise fail(display, f"cannot read file: {exc.strerror}") from None
+    return parse_yaml(raw, display)
+
+
+def read_yaml_stream(stream: BinaryIO, display: str) -> tuple[Any, Marks]:
+    """parse_yaml of what a stream (standard input) holds, read with the same bound as a file."""
+    try:
+        raw = stream.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise fail(display, f"cannot read: {exc.strerror}") from None
+    return parse_yaml(raw, display)
+
+
+def parse_yaml(raw: bytes, display: str) -> tuple[Any, Marks]:
+    """The YAML document in `raw` (read from `display`): (data, marks) or NetgenInputError."""
+    if len(raw) > MAX_FILE_BYTES:
+        raise NetgenInputError([InputProblem(
+            display, "", f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB",
+            allowed=f"at most {MAX_FILE_BYTES:,} bytes: {_LIMITS_HINT}")])
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise fail(display, f"not UTF-8 text (byte {exc.start})") from None
     unprintable = _NON_PRINTABLE.search(text)
     if unprintable is not None:
         raise _unprintable(display, text, unprintable.start())

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from netgen.checks import DesignContext
 from netgen.intent.fabric import Fabric
-from netgen.intent.secrets import SecretError, SecretRef, placeholder
+from netgen.intent.secrets import SecretError, SecretRef, placeholder, read_hash
 from netgen.intent.services import SHA512_CRYPT, effective_services
 from netgen.intent.services import Aaa as IntentAaa
 from netgen.platforms.base import RenderInputError
@@ -138,13 +138,9 @@ def _hash(ref: SecretRef, field: str) -> str:
     """Read where it is once per render (local_users), never across renders: a value kept longer
     could outlive a rotation."""
     try:
-        value = ref.resolve(field)
+        return read_hash(ref, field, SHA512_CRYPT)  # as `netgen validate` checks it (intent/loader.py)
     except SecretError as exc:
         raise RenderInputError(str(exc)) from None
-    if not SHA512_CRYPT.match(value):
-        raise RenderInputError(f"{field}: {ref.describe()} does not hold a sha512-crypt hash ($6$salt$hash, as"
-                               " `openssl passwd -6` prints it): netgen renders only the hash, never a password")
-    return value
 
 
 # The users of the last context asked for: every EOS switch of a render asks, and a hash in an

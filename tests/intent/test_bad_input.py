@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -648,6 +649,7 @@ def test_directory_without_fabric_yaml(tmp_path):
 
 def test_directory_with_fabric_yml_is_accepted(small_data, tmp_path):
     (tmp_path / "fabric.yml").write_text(dump(small_data))
+    shutil.copytree(SMALL.parent / "secrets", tmp_path / "secrets")  # validate reads the hash render reads
     result = validate(tmp_path)
     assert result.exit_code in (0, 1), result.output
 

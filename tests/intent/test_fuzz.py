@@ -69,6 +69,7 @@ def write_case(base: Path, *, text: str | None = None, raw: bytes | None = None,
         path.write_bytes(raw)
     else:
         path.write_text(text if text is not None else yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    (folder / "secrets").symlink_to(SMALL.parent / "secrets")  # the hash validate reads, as render does
     if catalog is not None:
         (folder / "catalog.yaml").write_text(yaml.safe_dump(catalog, sort_keys=False), encoding="utf-8")
     return path

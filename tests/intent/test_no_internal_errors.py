@@ -168,6 +168,7 @@ def validate(base: Path, data: Any, catalog: Any = None, as_json: bool = False) 
     folder = base / f"case{next(_counter)}"
     folder.mkdir()
     (folder / "fabric.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    (folder / "secrets").symlink_to(SMALL.parent / "secrets")  # the hash validate reads, as render does
     if catalog is not None:
         (folder / "catalog.yaml").write_text(yaml.safe_dump(catalog, sort_keys=False), encoding="utf-8")
     result = run_cli("validate", *(["--json"] if as_json else []), str(folder / "fabric.yaml"))

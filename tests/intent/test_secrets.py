@@ -1,5 +1,6 @@
-"""Secrets by reference (intent/secrets.py) through services.users: resolved only at render, errors
-that name the field and the reference and never the value, and hashes only, never passwords."""
+"""Secrets by reference (intent/secrets.py) through services.users: read at render (and by validate,
+as render reads them), errors that name the field and the reference and never the value, and hashes
+only, never passwords."""
 
 from __future__ import annotations
 
@@ -32,11 +33,20 @@ def test_the_hash_is_read_at_render_from_the_environment(small_data, write_fabri
     assert HASH not in sonic and "ops2" not in sonic  # NG509: not rendered for SONiC yet
 
 
-def test_validate_and_show_never_need_the_secret(small_data, write_fabric, monkeypatch):
+def test_validate_reads_what_render_reads_and_show_never_needs_it(small_data, write_fabric, monkeypatch):
+    """`validate` passes only where `render` can read the hash (issue 31 #10), and says where the
+    reference is; `show` never reads a secret."""
     monkeypatch.delenv("NETGEN_TEST_HASH", raising=False)
     path = _users(small_data, write_fabric, {"env": "NETGEN_TEST_HASH"})
-    assert run_cli("validate", str(path)).exit_code == 0
+    result = run_cli("validate", "--json", str(path))
+    assert result.exit_code == 2, result.output
+    (problem,) = json.loads(result.stdout)["input_errors"]
+    assert (problem["path"], problem["line"] is not None, problem["column"] is not None) == (
+        "services.users[0].sha512", True, True)
+    assert "NETGEN_TEST_HASH is not set" in problem["message"]
     assert run_cli("show", str(path), "--device", "z02-rtsw001").exit_code == 0
+    monkeypatch.setenv("NETGEN_TEST_HASH", HASH)
+    assert run_cli("validate", str(path)).exit_code == 0
 
 
 @pytest.mark.parametrize(("sha512", "value", "expected"), [
