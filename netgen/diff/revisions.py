@@ -15,6 +15,7 @@ import contextlib
 import difflib
 import json
 import os
+import re
 import shutil
 import site
 import stat
@@ -22,7 +23,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,11 +37,75 @@ from netgen.platforms.render import MARKER
 from netgen.topology import expand
 
 RenderedTree = dict[str, dict[str, str]]  # device -> file name -> content
-QOS_TABLES = {"PORT_QOS_MAP", "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE", "PFC_WD", "WRED_PROFILE",
-              "SCHEDULER", "QUEUE", "DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP",
-              "MAP_PFC_PRIORITY_TO_QUEUE", "CABLE_LENGTH"}
-QOS_WORDS = ("priority-flow-control", "qos ", "tx-queue", "random-detect", "bandwidth percent", "priority strict",
-             "service-profile")
+
+
+@dataclass(frozen=True, slots=True)
+class Risk:
+    """A kind of change a reviewer must not miss: one that reaches every session, every lossless
+    queue or every flow's path when it lands on many switches. Found by what it changes of what was
+    there: a CONFIG_DB field of an existing key (a table's every field when its set is empty), or a
+    whole key removed; a line of frr.conf or an EOS config matching `lines` that goes (a changed
+    value is a line that goes and one that comes). What is only added (a new rack's ports and
+    sessions, a spare port put into service) is new, not a change, and raises nothing."""
+
+    flag: str  # the key in each device's `risks`
+    says: str  # what the flag tells the reviewer
+    tables: dict[str, frozenset[str]] = field(default_factory=dict)
+    lines: re.Pattern[str] | None = None
+
+
+_ALL: frozenset[str] = frozenset()  # every field of the table
+RISKS = (
+    Risk("mtu", "MTU", {"PORT": frozenset({"mtu"}), "PORTCHANNEL": frozenset({"mtu"}), "VLAN": frozenset({"mtu"})},
+         re.compile(r"^\s*(ip |ipv6 )?mtu\b")),
+    Risk("asn", "BGP AS numbers", {"DEVICE_METADATA": frozenset({"bgp_asn"})},
+         re.compile(r"^\s*router bgp \d|\blocal-as\b")),  # and a neighbour whose remote-as changes (_risks_of_lines)
+    Risk("bgp-timers", "BGP or BFD timers",
+         lines=re.compile(r"^\s*(timers\b|neighbor \S+ timers\b|detect-multiplier\b|receive-interval\b"
+                          r"|transmit-interval\b|interval \d|bfd interval\b)")),
+    Risk("bgp-policy", "BGP route policy (route maps, prefix lists, path and prefix limits)",
+         lines=re.compile(r"\broute-map\b|\bprefix-list\b|\bmaximum-(prefix|paths|routes)\b")),
+    Risk("qos", "PFC, queue, buffer or DSCP map settings",
+         dict.fromkeys(("PORT_QOS_MAP", "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE", "PFC_WD",
+                        "SCHEDULER", "QUEUE", "DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP",
+                        "MAP_PFC_PRIORITY_TO_QUEUE", "CABLE_LENGTH"), _ALL),
+         re.compile(r"priority-flow-control|^\s*qos |tx-queue|bandwidth percent|priority strict|service-profile")),
+    Risk("ecn", "ECN marking (DCQCN)", {"WRED_PROFILE": _ALL}, re.compile(r"random-detect|\becn\b")),
+    Risk("hashing", "ECMP hashing", {"SWITCH_HASH": _ALL},
+         re.compile(r"^\s*load-balance\b|\bload-sharing\b|^\s*(ip|ipv6) hardware fib\b|payload bytes")),
+)
+
+
+def _risks_of_fields(changes: Iterable[FieldChange]) -> set[str]:
+    found = set()
+    for change in changes:
+        if not change.field and change.kind == "add":
+            continue  # a new key: a new port, a new neighbour
+        for risk in RISKS:
+            fields = risk.tables.get(change.table)
+            if fields is not None and (not fields or not change.field or change.field in fields):
+                found.add(risk.flag)
+    return found
+
+
+def _risks_of_lines(body: list[str]) -> set[str]:
+    """`body`: the added and removed lines of a unified diff (their +/- first)."""
+    gone = [line[1:] for line in body if line.startswith("-")]
+    found = {risk.flag for risk in RISKS if risk.lines is not None and any(risk.lines.search(line) for line in gone)}
+    # a session added (one more rack) is no ASN change; the same neighbour with another AS is
+    peers: dict[str, set[str]] = {"-": set(), "+": set()}
+    for line in body:
+        match = _REMOTE_AS.search(line[1:])
+        if match:
+            peers[line[0]].add(match.group(1))
+    if peers["-"] & peers["+"]:
+        found.add("asn")
+    if peers["-"]:
+        found.add("bgp-removed")
+    return found
+
+
+_REMOTE_AS = re.compile(r"\bneighbor (\S+) remote-as\b")
 
 
 class RevisionError(Exception):
@@ -458,17 +523,13 @@ def diff_device(device: str, old: dict[str, str] | None, new: dict[str, str] | N
             result.patches[name] = masked_patch(old_db, new_db)
             result.added += sum(1 for c in changes if c.kind != "remove")
             result.removed += sum(1 for c in changes if c.kind != "add")
-            if any(c.table in QOS_TABLES for c in changes):
-                result.risks.add("qos")
+            result.risks |= _risks_of_fields(changes)
         else:
             lines = _unified(f"{device}/{name}", before, after)
             body = [line for line in lines if line[:1] in "+-" and not line.startswith(("+++", "---"))]
             result.added += sum(1 for line in body if line.startswith("+"))
             result.removed += sum(1 for line in body if line.startswith("-"))
-            if any(word in line for line in body for word in QOS_WORDS):
-                result.risks.add("qos")
-            if any(line.startswith("-") and "remote-as" in line for line in body):
-                result.risks.add("bgp-removed")
+            result.risks |= _risks_of_lines(body)
         result.files[name] = lines
     if kind == "removed":
         result.risks.add("device-removed")
@@ -505,14 +566,26 @@ class RevisionDiff:
             row["removed"] += d.removed
         return dict(sorted(tiers.items()))
 
+    def _reach(self, devices: list[str]) -> str:
+        """How many devices and which tiers: `on 1,692 device(s) (rtsw 1,536, ctsw 128, atsw 28)`."""
+        tiers: dict[str, int] = {}
+        for device in devices:
+            tier = self.roles.get(device, "unknown")
+            tiers[tier] = tiers.get(tier, 0) + 1
+        order = {tier: index for index, tier in enumerate(("rtsw", "ctsw", "atsw"))}
+        parts = ", ".join(f"{tier} {count:,}" for tier, count in sorted(tiers.items(),
+                                                                         key=lambda t: (order.get(t[0], 9), t[0])))
+        return f"on {len(devices):,} device(s) ({parts})"
+
     def risks(self) -> list[str]:
         flags = []
-        qos = [d.device for d in self.devices if "qos" in d.risks]
-        if qos:
-            flags.append(f"PFC, queue or buffer settings change on {len(qos)} device(s)")
+        for risk in RISKS:
+            hit = [d.device for d in self.devices if risk.flag in d.risks]
+            if hit:
+                flags.append(f"{risk.says} change {self._reach(hit)}")
         bgp = [d.device for d in self.devices if "bgp-removed" in d.risks]
         if bgp:
-            flags.append(f"BGP sessions removed or changed on {len(bgp)} device(s)")
+            flags.append(f"BGP sessions removed or changed {self._reach(bgp)}")
         gone = [d.device for d in self.devices if d.kind == "removed"]
         if gone:
             flags.append(f"{len(gone)} device(s) removed: {', '.join(gone[:5])}")

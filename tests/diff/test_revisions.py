@@ -78,7 +78,7 @@ def test_one_more_rack_only_adds(repo):
     assert kinds.pop("z01-rtsw005") == "added"
     # the new rack's downlinks land on zone 1's spines; nothing else changes
     assert kinds == dict.fromkeys(["z01-ctsw01", "z01-ctsw02", "z01-ctsw03", "z01-ctsw04"], "changed")
-    assert not [r for r in report["risks"] if "BGP" in r or "removed" in r]
+    assert report["risks"] == []  # new sessions and ports: nothing fabric-wide, no AS, timer or MTU changes
     for device in report["devices"]:
         for lines in device["files"].values():
             removed = [line[1:].strip() for line in lines if line.startswith("-") and not line.startswith("---")]
@@ -91,7 +91,7 @@ def test_a_dscp_change_shows_the_same_field_on_every_device_and_flags_qos(repo):
     code, report = netgen_diff(repo, "--base", "base", "--head", "dscp24")
     assert code == 0  # no --exit-code
     assert len(report["devices"]) == 18
-    assert report["risks"][0] == "PFC, queue or buffer settings change on 18 device(s)"
+    assert report["risks"][0] == "PFC, queue, buffer or DSCP map settings change on 18 device(s) (rtsw 8, ctsw 8, atsw 2)"
     for device in report["devices"]:
         if "config_db.json" in device["files"]:
             assert device["files"]["config_db.json"] == ["~ DSCP_TO_TC_MAP|AZURE.24: 0 -> 3",
@@ -103,6 +103,31 @@ def test_a_dscp_change_shows_the_same_field_on_every_device_and_flags_qos(repo):
     summary = report["summary"]
     assert sum(row["devices"] for row in summary.values()) == 18
     assert set(summary) == {"rtsw", "ctsw", "atsw"}
+
+
+def _bgp(data, **changes):
+    data["bgp"].update(changes)
+
+
+@pytest.mark.parametrize(("tag", "change", "flag"), [
+    ("mtu9000", lambda d: d.update(mtu=9000), "MTU change on 18 device(s) (rtsw 8, ctsw 8, atsw 2)"),
+    ("timers", lambda d: _bgp(d, keepalive_s=5, hold_s=15),
+     "BGP or BFD timers change on 18 device(s) (rtsw 8, ctsw 8, atsw 2)"),
+    ("bfd", lambda d: d["bgp"]["bfd"].update(multiplier=4),
+     "BGP or BFD timers change on 18 device(s) (rtsw 8, ctsw 8, atsw 2)"),
+    ("spine-asn", lambda d: d["asn"].update(ctsw_base=4200000100),
+     "BGP AS numbers change on 18 device(s) (rtsw 8, ctsw 8, atsw 2)"),
+    ("payload", lambda d: d["hashing"]["payload_bytes"].update(last=8), "ECMP hashing change on"),
+])
+def test_a_fabric_wide_change_is_flagged_with_its_reach_by_tier(repo, tag, change, flag):
+    """An MTU, AS, timer or hashing change on every switch is what a reviewer must not miss: one
+    flag says what kind of change it is and how far it reaches, tier by tier."""
+    commit_change(repo, tag, change)
+    _, report = netgen_diff(repo, "--base", "base", "--head", tag)
+    assert any(risk.startswith(flag) for risk in report["risks"]), report["risks"]
+    flags = {risk.split(" change ")[0] for risk in report["risks"]}
+    if tag == "mtu9000":
+        assert flags == {"MTU"}, report["risks"]  # nothing else is said to change
 
 
 def test_changes_from_a_custom_block_are_marked_with_its_name(repo):
@@ -147,7 +172,7 @@ def test_markdown_is_a_pull_request_comment(repo):
     text = result.stdout
     assert result.exit_code == 0
     assert text.startswith("### netgen: 18 device(s) change")
-    assert "| tier | devices changed |" in text and "> **Risk:** PFC, queue or buffer" in text
+    assert "| tier | devices changed |" in text and "> **Risk:** PFC, queue, buffer or DSCP map" in text
     # one folded block per distinct change: the SONiC RTSWs' DSCP_TO_TC_MAP, every EOS switch's `qos map`
     assert text.count("<details>") == 2 and len(text) < 65536
     assert "<details><summary>14 devices (8 ctsw in zones 1-2, 4 rtsw in zone 2, 2 atsw): changed" in text
