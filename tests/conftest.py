@@ -98,6 +98,22 @@ def findings_of(path: Path) -> list[Finding]:
     return run_checks(DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog)))
 
 
+# --- two workers (pyproject.toml: -n 2 --dist loadgroup) ---------------------------------------------
+# Each module runs whole in one worker, in file order: its module fixtures are built once (a lab, a
+# Nautobot, an emulated fleet) and the tests that build on each other's state (tests/sot/test_push.py)
+# keep their order. The modules that run FRR routers in network namespaces share one worker: two labs
+# at once would race on the host's interface list, which their teardown checks.
+NETNS_MODULES = frozenset({"tests/lab/test_netns_lab.py", "tests/deploy/test_deploy_sonic.py",
+                           "tests/deploy/test_deploy_lost_confirm_sonic.py", "tests/deploy/test_sonic_endpoint.py"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the test ids
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        item.add_marker(pytest.mark.xdist_group("netns" if module in NETNS_MODULES else module))
+
+
 # --- CI guard: every tier's prerequisites are installed by .ci/run, so nothing may skip there ---
 _skipped: list[str] = []
 
