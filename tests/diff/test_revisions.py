@@ -91,7 +91,8 @@ def test_a_dscp_change_shows_the_same_field_on_every_device_and_flags_qos(repo):
     code, report = netgen_diff(repo, "--base", "base", "--head", "dscp24")
     assert code == 0  # no --exit-code
     assert len(report["devices"]) == 18
-    assert report["risks"][0] == "PFC, queue, buffer or DSCP map settings change on 18 device(s) (rtsw 8, ctsw 8, atsw 2)"
+    assert report["risks"][0] == ("PFC, queue, buffer or DSCP map settings change on 18 device(s)"
+                                  " (rtsw 8, ctsw 8, atsw 2)")
     for device in report["devices"]:
         if "config_db.json" in device["files"]:
             assert device["files"]["config_db.json"] == ["~ DSCP_TO_TC_MAP|AZURE.24: 0 -> 3",

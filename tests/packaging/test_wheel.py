@@ -96,4 +96,5 @@ def test_diff_of_a_fabric_repository_that_holds_no_netgen(venv, tmp_path):
                       .replace("queue: 0, weight: 50", "queue: 0, weight: 40"))
     done = _netgen(venv, tmp_path, "diff", "small/fabric.yaml", "--base", "HEAD", "--repo", str(repo))
     assert done.returncode == 0, done.stderr
-    assert "18 device(s) change" in done.stdout and "RISK: PFC, queue, buffer or DSCP map settings change" in done.stdout
+    assert "18 device(s) change" in done.stdout
+    assert "RISK: PFC, queue, buffer or DSCP map settings change" in done.stdout
