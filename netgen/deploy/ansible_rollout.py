@@ -20,8 +20,10 @@ import json
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -210,6 +212,7 @@ def run_playbook(target: DeployTarget, request: RolloutRequest,
     if request.options.dry_run:
         cmdline.append("--check")
     run = AnsibleRun(artifacts=str(private) if request.artifacts else None)
+    handlers = _signal_handlers()
     try:
         runner = ansible_runner.run(
             private_data_dir=str(private), ident=ident, playbook=str(request.playbook.resolve()),
@@ -223,11 +226,30 @@ def run_playbook(target: DeployTarget, request: RolloutRequest,
         with open(runner.stdout.name) as handle:
             run.tail = "\n".join(handle.read().splitlines()[-15:])
     finally:
+        _restore(handlers)
         _blank_secrets(private / "artifacts" / ident)
         if request.artifacts is None:
             shutil.rmtree(private, ignore_errors=True)
     _finish(report, request.batches, run)
     return report, run
+
+
+# ansible_runner.run() sets SIGTERM and SIGINT handlers of its own in the main thread, so a signal
+# cancels the playbook (ansible_runner.utils.signal_handler), and leaves them set when it returns.
+# netgen puts back the caller's: after a rollout, Ctrl-C must still interrupt the program that
+# called netgen, and SIGTERM still end it (a multiprocessing pool terminates its workers so).
+_RUNNER_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def _signal_handlers() -> dict[int, Any] | None:
+    if threading.current_thread() is not threading.main_thread():
+        return None  # ansible_runner sets none there either
+    return {number: signal.getsignal(number) for number in _RUNNER_SIGNALS}
+
+
+def _restore(handlers: dict[int, Any] | None) -> None:
+    for number, handler in (handlers or {}).items():
+        signal.signal(number, handler if handler is not None else signal.SIG_DFL)
 
 
 def _finish(report: RolloutReport, batches: list[Batch], run: AnsibleRun) -> None:

@@ -10,6 +10,7 @@ import itertools
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from ipaddress import IPv4Address
@@ -46,7 +47,11 @@ def changed_hosts(report: dict) -> set[str]:
 def test_check_mode_reports_each_real_diff_and_changes_nothing(fresh):
     fresh.names = SAMPLE
     before = {n: fresh.running(n) for n in fresh.names}
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGTERM, signal.SIGINT)}
     code, report = rollout(fresh, "--check")
+    # ansible_runner sets SIGTERM and SIGINT handlers for the run; the caller's are back after it (with
+    # ansible_runner's left behind, a pool this process starts later cannot terminate its workers)
+    assert {number: signal.getsignal(number) for number in handlers} == handlers
     assert code == 0, report.get("stopped_reason")
     assert report["counts"] == {"dry_run": 7} and report["ansible"]["rc"] == 0
     assert changed_hosts(report) == set(fresh.names)  # check mode: "would change"

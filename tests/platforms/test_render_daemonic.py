@@ -54,9 +54,13 @@ def _cli_render(out: str) -> tuple[int, str]:
 
 def test_a_render_in_a_daemonic_pool_worker_renders_in_that_worker(parallel_small, tmp_path):
     assert render.render_workers(18) == 2  # in this (not daemonic) process: workers
-    with multiprocessing.get_context("fork").Pool(1) as pool:
+    pool = multiprocessing.get_context("fork").Pool(1)
+    try:
         daemonic, tree = pool.apply(_library_render, (str(tmp_path / "library"),))
         code, output = pool.apply(_cli_render, (str(tmp_path / "cli"),))
+    finally:  # the worker ends by itself (close, join): no signal it might handle decides the test's end
+        pool.close()
+        pool.join()
     assert daemonic
     assert code == 0, output
     assert _tree(tmp_path / "cli") == tree
