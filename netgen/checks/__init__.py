@@ -10,7 +10,8 @@ import gc
 from pathlib import Path
 
 from netgen.checks import addressing, buffers, capacity, custom, hosts, platform, qos  # noqa: F401  (registration)
-from netgen.checks.base import REGISTRY, DesignCheck, DesignContext, Finding, Severity
+from netgen.checks.base import REGISTRY, DesignCheck, Finding, Severity
+from netgen.context import DesignContext
 from netgen.intent import LoadedFabric, load_fabric
 from netgen.topology import expand
 

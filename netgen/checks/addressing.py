@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from ipaddress import IPv4Network, IPv6Network
 from typing import ClassVar
 
-from netgen.checks.base import DesignContext, Finding, devices_text, error, register, warning
+from netgen.checks.base import Finding, devices_text, error, register, warning
+from netgen.context import DesignContext
 from netgen.intent.fabric import PRIVATE_ASN_2BYTE, PRIVATE_ASN_4BYTE
 from netgen.topology.addressing import host_prefix_length, slot_count
 from netgen.topology.model import Device, Role

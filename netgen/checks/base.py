@@ -3,16 +3,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import cached_property
 from typing import Any, ClassVar, Protocol
 
-from netgen.intent.catalog import Catalog, PlatformModel
-from netgen.intent.fabric import Fabric
-from netgen.topology.buffers import DeviceBufferPlan, plan_buffers
-from netgen.topology.model import Device, Role, Topology
+from netgen.context import DesignContext
+from netgen.topology.model import Device
 
 
 class Severity(StrEnum):
@@ -36,45 +33,6 @@ class Finding:
             "message": self.message,
             "fix": self.fix,
         }
-
-
-@dataclass
-class DesignContext:
-    """Everything a check may read; derived data is computed once and shared."""
-
-    fabric: Fabric
-    catalog: Catalog
-    topology: Topology
-
-    @cached_property
-    def buffers(self) -> dict[str, DeviceBufferPlan]:
-        return plan_buffers(self.fabric, self.catalog, self.topology)
-
-    @cached_property
-    def asn_of(self) -> dict[str, int]:
-        """Device name -> ASN, built once for every per-device view."""
-        return {name: device.asn for name, device in self.topology.devices.items()}
-
-    def model(self, device: Device) -> PlatformModel:
-        return self.catalog.get(device.model)
-
-    @cached_property
-    def system_names(self) -> frozenset[str]:
-        """Every device and host name of the fabric (what LLDP may hear as a neighbour's name)."""
-        return frozenset(self.topology.devices) | frozenset(nic.host for nic in self.topology.host_nics)
-
-    @cached_property
-    def models_by_role(self) -> dict[Role, dict[str, list[Device]]]:
-        """Per tier, the catalog models in use and their devices."""
-        result: dict[Role, dict[str, list[Device]]] = {role: {} for role in Role}
-        for device in self.topology.devices.values():
-            result[device.role].setdefault(device.model, []).append(device)
-        return result
-
-    def tier_models(self) -> Iterator[tuple[Role, str, PlatformModel, list[Device]]]:
-        for role, models in self.models_by_role.items():
-            for name, devices in models.items():
-                yield role, name, self.catalog.get(name), devices
 
 
 class DesignCheck(Protocol):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import ClassVar
 
-from netgen.checks.base import DesignContext, Finding, devices_text, error, register, warning
+from netgen.checks.base import Finding, devices_text, error, register, warning
+from netgen.context import DesignContext
 from netgen.intent.catalog import Nos
 from netgen.intent.types import format_bytes
 from netgen.topology.buffers import FROM_REFERENCE, UNPUBLISHED, BufferDomain, tier_buffers

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import ClassVar
 
-from netgen.checks.base import DesignContext, Finding, devices_text, error, register, warning
+from netgen.checks.base import Finding, devices_text, error, register, warning
+from netgen.context import DesignContext
 from netgen.intent.types import Ratio
 from netgen.topology.expand import atsw_ports_per_zone, links_per_ctsw_atsw
 from netgen.topology.model import Device, PortKind

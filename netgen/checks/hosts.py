@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, ClassVar
 
-from netgen.checks.base import DesignContext, Finding, devices_text, error, register, warning
+from netgen.checks.base import Finding, devices_text, error, register, warning
+from netgen.context import DesignContext
 from netgen.hosts.plan import (
     NCCL_CONF_MAX_FIELD,
     hca_names,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import ClassVar
 
-from netgen.checks.base import DesignContext, Finding, devices_text, error, register
+from netgen.checks.base import Finding, devices_text, error, register
+from netgen.context import DesignContext
 from netgen.intent.fabric import Qos
 
 

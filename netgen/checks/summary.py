@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from netgen.checks.base import DesignContext
+from netgen.context import DesignContext
 from netgen.intent.types import Ratio
 from netgen.topology.model import Role
 

@@ -28,7 +28,8 @@ from netgen import __version__
 from netgen.safe_text import visible, without_controls
 
 if TYPE_CHECKING:  # the models and checks load with the command that needs them, not with `--help`
-    from netgen.checks import DesignContext, Finding
+    from netgen.checks import Finding
+    from netgen.context import DesignContext
     from netgen.intent import LoadedFabric, NetgenInputError
 
 EXIT_OK, EXIT_DESIGN, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3

@@ -10,7 +10,6 @@ from typing import Any, NoReturn
 import click
 from rich.table import Table
 
-from netgen.checks import DesignContext
 from netgen.checks.summary import summarize
 from netgen.cli import common
 from netgen.cli.common import (
@@ -36,6 +35,7 @@ from netgen.cli.common import (
     print_findings,
     progress,
 )
+from netgen.context import DesignContext
 from netgen.intent import LoadedFabric, NetgenInputError, load_fabric
 from netgen.intent.errors import InputProblem
 from netgen.intent.loader import check_secrets

@@ -28,7 +28,7 @@ from typing import Any
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
-from netgen.checks import DesignContext
+from netgen.context import DesignContext
 from netgen.deploy.checks import (
     CheckResult,
     DeviceCheck,

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
-from netgen.checks import DesignContext
+from netgen.context import DesignContext
 from netgen.deploy.drivers.base import HOLDS_NEW, HOLDS_OLD, Driver, load_drivers
 from netgen.deploy.journal import Journal, JournalView, State
 from netgen.deploy.pipeline import GOOD, DeployOptions, DeviceOutcome, ProgressHook, RolloutReport, Status, settle

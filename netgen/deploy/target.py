@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from ipaddress import ip_address
 from pathlib import Path
 
-from netgen.checks import DesignContext, Finding, Severity, load_and_check
+from netgen.checks import Finding, Severity, load_and_check
+from netgen.context import DesignContext
 from netgen.deploy.drivers.base import DEFAULT_OWNERSHIP, load_drivers
 from netgen.deploy.inventory import (
     DEPLOYABLE_STATUSES,

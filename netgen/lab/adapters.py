@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from netgen.checks import DesignContext
+from netgen.context import DesignContext
 from netgen.intent.secrets import MARK, SecretError, fill_placeholders
 from netgen.lab.backend import check_lab_name
 from netgen.lab.plan import (

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-from netgen.checks import DesignContext
+from netgen.context import DesignContext
 from netgen.topology.model import Device, HostNic, Role, Topology
 
 LINUX_IFNAME_MAX = 15  # IFNAMSIZ - 1

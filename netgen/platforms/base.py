@@ -18,7 +18,7 @@ from typing import ClassVar, Protocol
 import jinja2
 import jinja2.bccache
 
-from netgen.checks import DesignContext
+from netgen.context import DesignContext
 from netgen.resources import TEMPLATES, user_cache_dir, user_owned_dir
 from netgen.topology.model import Device, Port
 

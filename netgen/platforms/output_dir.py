@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from netgen.checks import DesignContext
+from netgen.context import DesignContext
 from netgen.platforms.render import MARKER, MARKER_LIMIT, NAMED, output_path, parse_marker, render_devices
 from netgen.topology.model import Device
 

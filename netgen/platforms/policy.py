@@ -27,7 +27,7 @@ import weakref
 from dataclasses import dataclass
 from ipaddress import IPv4Network, IPv6Network
 
-from netgen.checks import DesignContext
+from netgen.context import DesignContext
 from netgen.intent.fabric import Zone
 from netgen.topology.addressing import pool_slot, slot_count
 from netgen.topology.model import Device, Role

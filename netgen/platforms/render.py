@@ -73,7 +73,7 @@ from typing import Any
 import jinja2
 from pydantic import BaseModel
 
-from netgen.checks import DesignContext
+from netgen.context import DesignContext
 from netgen.intent.catalog import Catalog
 from netgen.intent.fabric import Fabric
 from netgen.platforms import base

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from ipaddress import IPv4Interface, IPv6Address, IPv6Interface
 
-from netgen.checks import DesignContext
+from netgen.context import DesignContext
 from netgen.intent.secrets import placeholder
 from netgen.platforms.policy import RoutePolicy, route_policy
 from netgen.topology.model import Device, Port, PortKind

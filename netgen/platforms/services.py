@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from netgen.checks import DesignContext
+from netgen.context import DesignContext
 from netgen.intent.fabric import Fabric
 from netgen.intent.secrets import SecretError, SecretRef, placeholder, read_hash
 from netgen.intent.services import SHA512_CRYPT, effective_services

@@ -35,7 +35,7 @@ import json
 import pickle
 from collections.abc import Mapping
 
-from netgen.checks import DesignContext
+from netgen.context import DesignContext
 from netgen.platforms import base
 from netgen.platforms.base import RenderInputError
 from netgen.platforms.policy import fabric_sets

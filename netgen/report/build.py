@@ -18,8 +18,9 @@ import jinja2
 from markupsafe import Markup
 
 import netgen
-from netgen.checks.base import DesignContext, Finding
+from netgen.checks.base import Finding
 from netgen.checks.summary import summarize
+from netgen.context import DesignContext
 from netgen.hosts.plan import host_qos, qps_per_connection
 from netgen.platforms.base import TEMPLATE_ROOT
 from netgen.platforms.features import dscp_to_tc, tc_to_queue

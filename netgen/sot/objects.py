@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from ipaddress import IPv4Interface, IPv6Interface
 
-from netgen.checks import DesignContext
+from netgen.context import DesignContext
 from netgen.topology.model import Role
 
 SHARED = ("location", "manufacturer", "device_type", "role", "platform", "namespace")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from netgen.checks import DesignContext
+from netgen.context import DesignContext
 from netgen.intent.custom import CustomConfig
 from netgen.platforms.base import Prepared, RenderedFile, register, template_env
 from netgen.platforms.custom import blocks_for, merge_eos

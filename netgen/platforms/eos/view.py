@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from netgen.checks import DesignContext
+from netgen.context import DesignContext
 from netgen.intent.catalog import PlatformModel, PortNaming
 from netgen.platforms.features import dscp_to_tc, hashes_on_qp, runs_pfc_watchdog, tc_to_queue
 from netgen.platforms.routing import BgpPlan, bgp_plan, interface_text

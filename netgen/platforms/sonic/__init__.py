@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 import orjson
 
-from netgen.checks import DesignContext
+from netgen.context import DesignContext
 from netgen.intent.custom import CustomConfig
 from netgen.platforms.base import Prepared, RenderedFile, register, template_env
 from netgen.platforms.custom import (

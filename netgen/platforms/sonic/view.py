@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from netgen.checks import DesignContext
+from netgen.context import DesignContext
 from netgen.intent.catalog import PlatformModel, ProfileSetting
 from netgen.platforms.base import RenderError
 from netgen.platforms.features import dscp_to_tc, hashes_on_qp, runs_pfc_watchdog, tc_to_queue
