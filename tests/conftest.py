@@ -98,20 +98,27 @@ def findings_of(path: Path) -> list[Finding]:
     return run_checks(DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog)))
 
 
-# --- two workers (pyproject.toml: -n 2 --dist loadgroup) ---------------------------------------------
+# --- two workers (pyproject.toml: -n 2) --------------------------------------------------------------
 # Each module runs whole in one worker, in file order: its module fixtures are built once (a lab, a
 # Nautobot, an emulated fleet) and the tests that build on each other's state (tests/sot/test_push.py)
 # keep their order. The modules that run FRR routers in network namespaces share one worker: two labs
-# at once would race on the host's interface list, which their teardown checks.
+# at once would race on the host's interface list, which their teardown checks. (xdist's loadgroup,
+# which reads groups from markers, does not group with pytest 9: it renames the test ids it sends.)
 NETNS_MODULES = frozenset({"tests/lab/test_netns_lab.py", "tests/deploy/test_deploy_sonic.py",
                            "tests/deploy/test_deploy_lost_confirm_sonic.py", "tests/deploy/test_sonic_endpoint.py"})
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the test ids
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        module = item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group("netns" if module in NETNS_MODULES else module))
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    from xdist.scheduler import LoadScopeScheduling  # noqa: PLC0415  (only with -n)
+
+    class ModuleScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        """xdist's scope scheduling, the scope a module, or "netns" for the lab modules."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return "netns" if module in NETNS_MODULES else module
+
+    return ModuleScheduling(config, log)
 
 
 # --- CI guard: every tier's prerequisites are installed by .ci/run, so nothing may skip there ---
