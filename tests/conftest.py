@@ -108,17 +108,26 @@ NETNS_MODULES = frozenset({"tests/lab/test_netns_lab.py", "tests/deploy/test_dep
                            "tests/deploy/test_deploy_lost_confirm_sonic.py", "tests/deploy/test_sonic_endpoint.py"})
 
 
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    from xdist.scheduler import LoadScopeScheduling  # noqa: PLC0415  (only with -n)
+class ModuleScheduler:
+    """Registered only when xdist is loaded, so `-p no:xdist` still runs the suite serially."""
 
-    class ModuleScheduling(LoadScopeScheduling):  # type: ignore[misc]
-        """xdist's scope scheduling, the scope a module, or "netns" for the lab modules."""
+    @staticmethod
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+        from xdist.scheduler import LoadScopeScheduling  # noqa: PLC0415  (only with xdist)
 
-        def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::", 1)[0]
-            return "netns" if module in NETNS_MODULES else module
+        class ModuleScheduling(LoadScopeScheduling):  # type: ignore[misc]
+            """xdist's scope scheduling, the scope a module, or "netns" for the lab modules."""
 
-    return ModuleScheduling(config, log)
+            def _split_scope(self, nodeid: str) -> str:
+                module = nodeid.split("::", 1)[0]
+                return "netns" if module in NETNS_MODULES else module
+
+        return ModuleScheduling(config, log)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(ModuleScheduler(), "netgen-module-scheduler")
 
 
 # --- CI guard: every tier's prerequisites are installed by .ci/run, so nothing may skip there ---

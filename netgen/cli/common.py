@@ -55,6 +55,13 @@ class SafeConsole(Console):
     Writing to a pipe or a file, tables are as wide as their content (PIPE_WIDTH), never cut to a
     terminal's width or rich's 80 columns; COLUMNS, when set, still sets the width."""
 
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        # rich fixes COLUMNS as it stands when the console is made (at import); read it at each
+        # print instead, as the size of a terminal is.
+        if options.get("width") is None:
+            self._width = None
+
     def render_str(self, text: str, **options: Any) -> Text:
         return super().render_str(without_controls(text), **options)
 
@@ -132,7 +139,7 @@ def counts(findings: list[Finding]) -> tuple[int, int]:
 NOTHING_TO_TEAR_DOWN = False
 
 
-# --- the conventions every command follows (README "Command conventions") -------------------------
+# --- the conventions every command follows (docs/reference/conventions.md) -------------------------
 FABRIC_ENV = "NETGEN_FABRIC"
 FABRIC_FILE_NAMES = ("fabric.yaml", "fabric.yml")  # as netgen/intent/loader.py (not imported: --help stays light)
 STDIN = "-"
@@ -198,7 +205,7 @@ class NetgenCommand(click.Command):
         if self._takes_json():
             rows.append(("--json", "one JSON document on stdout, with `ok` and `exit_code` (errors too)."))
         rows.append(("exit codes", EXIT_CODES_TEXT + "."))
-        with formatter.section("Conventions (README \"Command conventions\")"):
+        with formatter.section("Conventions (docs: \"Command conventions\")"):
             formatter.write_dl(rows)
 
 
@@ -213,7 +220,7 @@ class NetgenGroup(click.Group):
 
     Commands load lazily: `lazy` maps a command name to the module that registers it and its one-line
     help, so `netgen --help` and each command import only what they use (the deploy stack alone is
-    most of a second)."""
+    slow to import)."""
 
     lazy: dict[str, tuple[str, str]]
     command_class = NetgenCommand
@@ -265,7 +272,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     """Generate, check and roll out configs for RoCE AI-training backend fabrics.
 
     Exit codes: 0 ok, 1 design errors or failed lab verification, 2 usage or input errors, 3 internal error.
-    Commands take --json; FABRIC defaults to $NETGEN_FABRIC, else the current directory (README "Command
+    Commands take --json; FABRIC defaults to $NETGEN_FABRIC, else the current directory (docs: "Command
     conventions").
     """
     ctx.ensure_object(dict)
