@@ -2,7 +2,7 @@
 
 Run by hand:  python benchmarks/input_caps.py [--runs N] [CASE ...]
 Each case is the small example (inventory/small) with one more part that sits exactly at one of
-the YAML input limits (netgen/intent/yaml_source.py, README "Input limits"):
+the YAML input limits (netgen/intent/yaml_source.py, docs/reference/input-limits.md):
   list      a custom_config block whose `devices:` lists MAX_LIST_ITEMS switch names
   keys      a custom_config block whose CONFIG_DB table has MAX_MAPPING_KEYS keys
   depth     a value nested MAX_DEPTH levels deep (the document's top level being 1)

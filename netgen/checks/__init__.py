@@ -35,7 +35,7 @@ def load_and_check(path: str | Path, *,
     `kept_to_exit`: the caller holds the fabric until its process ends (a command). Its objects are
     then frozen out of the cyclic collector once expanded (gc.freeze): they are a few hundred
     thousand acyclic objects the collector would otherwise rescan during every later allocation
-    burst (meta-24k's buffer plan: 0.62 s with them scanned, 0.18 s without), and render workers
+    burst (figures: docs/developer/benchmarks.md), and render workers
     forked later no longer touch, and so copy, their pages when they collect."""
     loaded = load_fabric(path)
     return (loaded, *check_loaded(loaded, kept_to_exit=kept_to_exit))

@@ -22,7 +22,8 @@ from netgen.cli.common import cli
 
 # A fabric is built as a few hundred thousand small, acyclic objects (ports, links, addresses).
 # CPython's default thresholds (700, 10, 10) then run a full collection over that growing heap again
-# and again: about a third of `netgen validate meta-24k` (benchmarks/startup.py, scale.py). Young
+# and again: a large share of `netgen validate meta-24k` (benchmarks/startup.py, scale.py;
+# docs/developer/benchmarks.md). Young
 # collections stay frequent enough for the cycles paramiko and Nornir's threads make during a deploy.
 GC_THRESHOLDS = (10_000, 100, 100)
 
@@ -67,7 +68,7 @@ def main() -> None:
 def _end_now(code: int) -> None:
     """End the process as it would end, less the interpreter's teardown: a command that set
     common.NOTHING_TO_TEAR_DOWN has written and closed its files and joined its workers, and what
-    remains is a fabric of a million objects that teardown frees one by one (meta-24k: 0.1 s) just
+    remains is a fabric of a million objects that teardown frees one by one just
     before the OS drops the process whole. atexit's handlers still run; output is flushed."""
     import atexit  # noqa: PLC0415
 

@@ -1,2 +1,4 @@
-"""Stage 7: Nornir + netmiko deploy (inventory, drivers, pre/post checks, rollout policy).
-Lands with the deploy issue; nothing here yet."""
+"""Stage 7: push rendered configs to the switches and read back what they hold: the deploy target
+(fills secret placeholders), inventory, per-NOS drivers (EOS config sessions, SONiC checkpoint and
+apply-patch), device checks, the per-device pipeline with commit-confirm and its journal, rollout
+batches, the Ansible module, runner and collection builder, and the Nornir inventory plugin."""

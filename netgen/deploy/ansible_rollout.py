@@ -181,7 +181,7 @@ def _roles_path() -> str:
 def run_playbook(target: DeployTarget, request: RolloutRequest,
                  progress: Callable[[DeviceOutcome], None] | None = None) -> tuple[RolloutReport, AnsibleRun]:
     """Run the playbook to completion; the report says per device what happened."""
-    import ansible_runner  # noqa: PLC0415  (0.1 s import that only `netgen rollout` needs)
+    import ansible_runner  # noqa: PLC0415  (an import that only `netgen rollout` needs)
 
     if not request.playbook.is_file():
         raise RolloutError(f"playbook {request.playbook} not found")

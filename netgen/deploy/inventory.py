@@ -44,7 +44,8 @@ SOT_FILE = "deploy.sot.yaml"  # written by `netgen sot pull`, replaced whole by 
 DEPLOYABLE_STATUSES = frozenset({"Active", "Staged"})
 USERNAME_ENV, PASSWORD_ENV, KEY_ENV = "NETGEN_USERNAME", "NETGEN_PASSWORD", "NETGEN_SSH_KEY"
 # netmiko device types per NOS: EOS's own driver; community SONiC logs in to bash, which netmiko's
-# `linux` driver handles (sonic.md section 7: there is no plain `sonic` device type).
+# `linux` driver handles (netmiko has no plain `sonic` device type: `dell_sonic` drives Dell Enterprise
+# SONiC's Klish CLI, and `edgecore_sonic` is `linux` under another name).
 NETMIKO_PLATFORMS = {"eos": "arista_eos", "sonic": "linux"}
 # The Ansible network OS per NOS, for other playbooks over the generated inventory: EOS is
 # `arista.eos.eos` (the arista.eos collection's documented value, with ansible.netcommon.network_cli).

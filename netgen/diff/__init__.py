@@ -1,2 +1,3 @@
-"""Stage 6: semantic diffs of rendered configs (config_db.json per table/key/field, CLI unified).
-Lands with the pull-request diff issue; nothing here yet."""
+"""Stage 6: semantic diffs of rendered configs (config_db.json per table/key/field and RFC 6902
+patches, CLI configs unified), and `netgen diff` between git revisions: each revision rendered
+by its own netgen, devices grouped by identical change, risk flags."""

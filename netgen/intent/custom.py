@@ -12,7 +12,7 @@ A custom block is trusted configuration, but it is still configuration: it is ch
 shape (so it cannot break out of the file or run a command), and at render time by the same checks
 as netgen's own output (EOS structure, SONiC's YANG models, FRR's own parser) and against
 netgen's output (it may add, never change, what netgen renders). Secrets are refused: they only
-come by reference (see README "Switch services").
+come by reference (docs/how-to/switch-services.md).
 """
 
 from __future__ import annotations

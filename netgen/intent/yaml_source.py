@@ -40,7 +40,7 @@ from netgen.intent.errors import InputProblem, NetgenInputError, Path_, dotted, 
 
 Marks = dict[Path_, tuple[int, int]]
 
-# Input limits (README "Input limits"), counted while a file is composed. The biggest real inputs
+# Input limits (docs/reference/input-limits.md), counted while a file is composed. The biggest real inputs
 # are far below them: meta-24k's fabric file has 332 nodes, the built-in catalog 2,225; files with
 # an entry per switch (deploy.yaml, deploy.sot.yaml) of four times meta-24k (6,684 switches) about
 # 54,000 nodes, a list of every switch 6,684 items; nesting stays under 10 levels.
@@ -51,7 +51,7 @@ MAX_LIST_ITEMS = 50_000
 MAX_MAPPING_KEYS = 50_000
 MAX_DEPTH = 64  # levels of nesting, the document's top level being 1
 _TAG_MERGE = "tag:yaml.org,2002:merge"
-_LIMITS_HINT = "netgen's input limits (README \"Input limits\")"
+_LIMITS_HINT = "netgen's input limits (docs: \"Input limits\")"
 
 
 class _BoundedComposer:

@@ -1,2 +1,4 @@
-"""Lab backends (FRR in network namespaces, containerlab export) and device emulators for tests.
-Lands with the lab issue; nothing here yet."""
+"""The lab: a slice of the fabric in real FRR routers (network namespaces, no images) or exported
+to containerlab; its plan from the rendered files, per-NOS adapters, verification and failure
+drills, SSH endpoints for deploy tests (with a SONiC CLI stand-in), and the EOS device emulator
+the deploy tests drive."""

@@ -6,7 +6,7 @@ with `containerlab` and runs commands on its nodes with `docker exec`.
 Unlike the netns backend, nothing here is a stand-in: an EOS device runs its EOS CLI, not FRR.
 
 What this cannot do here: this machine class has no Docker engine, no containerlab and no cEOS or
-sonic-vs image (lab.md), so the backend has never deployed from this repository. The export is
+sonic-vs image, so the backend has never deployed from this repository. The export is
 tested for structure (tests/lab/test_containerlab_export.py), the backend's command sequence is
 tested with a fake runner, and tests/lab/test_clab.py skips. Neither cEOS nor sonic-vs implements
 PFC, ECN, buffers or QP hashing (verify.NOT_EXERCISED). The stock docker-sonic-vs image has 32

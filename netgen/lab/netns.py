@@ -60,7 +60,8 @@ ROUTER_SYSCTLS = {
     "net.ipv6.fib_multipath_hash_policy": "1",
 }
 HOST_SYSCTLS = {"net.ipv6.conf.default.accept_dad": "0", "net.ipv6.conf.all.accept_dad": "0"}
-# The neighbour tables are shared by all namespaces; big labs overflow the defaults (lab.md).
+# The neighbour tables are shared by all namespaces, and their limits (gc_thresh1/2/3, 128/512/1024 by
+# default) can be set only in the initial one; big labs overflow the defaults.
 GC_THRESH = [f"net.{family}.neigh.default.gc_thresh{i}" for family in ("ipv4", "ipv6") for i in (1, 2, 3)]
 STOP_GRACE_S = 5.0
 # Lab-only zebra setting, loaded at zebra start before the rendered frr.conf: FRR 8.4 loses kernel
@@ -267,7 +268,7 @@ class NetnsBackend(StatefulBackend):
         (etc / "frr.conf").write_text(node.frr_conf or "")
         (etc / "vtysh.conf").write_text("service integrated-vtysh-config\n")
         (etc / ZEBRA_LAB_CONF).write_text(ZEBRA_LAB_SETTINGS)
-        # FRR drops privileges to frr: its directories must be its own and traversable (lab.md).
+        # FRR drops privileges to frr: its directories must be its own and traversable.
         for path in (home, etc, run, log, etc / "frr.conf", etc / "vtysh.conf", etc / ZEBRA_LAB_CONF):
             shutil.chown(path, "frr", "frr")
         for path in (self.dir / "nodes", home):
@@ -357,7 +358,7 @@ class NetnsBackend(StatefulBackend):
         for key in GC_THRESH:
             current = int(_read_sysctl(key))
             level = int(key[-1])
-            wanted = need * 2 ** (level - 1)  # 1x / 2x / 4x, as lab.md measured safe
+            wanted = need * 2 ** (level - 1)  # 1x / 2x / 4x what the lab needs
             if current < wanted:
                 self._state["sysctl_restore"][key] = str(current)
                 self._save()

@@ -20,7 +20,7 @@ from netgen.context import DesignContext
 from netgen.topology.model import Device, HostNic, Role, Topology
 
 LINUX_IFNAME_MAX = 15  # IFNAMSIZ - 1
-MAX_LAB_ROUTERS = 256  # the largest lab measured on a 2-core machine (lab.md: 188 s to converge)
+MAX_LAB_ROUTERS = 256  # the largest lab measured on a 2-core machine (docs/developer/benchmarks.md, Lab)
 
 
 class LabSliceError(ValueError):

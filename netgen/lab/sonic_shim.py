@@ -3,7 +3,7 @@ SSH inside a netns router node (`endpoints.py` installs it, with `sudo` and `doc
 stand-ins). Run as `python -m netgen.lab.sonic_shim PROGRAM ARGS...`.
 
 What is emulated (following sonic-utilities' config/main.py, generic_config_updater/, show/,
-pfc/, pfcwd/ and utilities_common/portstat.py; sonic.md sections 5-6):
+pfc/, pfcwd/ and utilities_common/portstat.py, and its doc/Command-Reference.md):
 
 * CONFIG_DB. Redis is replaced by one JSON file, `/etc/sonic/running/config_db.json` (the
   "running" CONFIG_DB). `/etc/sonic/config_db.json` is the saved startup file, written only by

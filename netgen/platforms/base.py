@@ -97,7 +97,7 @@ def register(factory: Callable[[], RendererPlugin]) -> Callable[[], RendererPlug
 
 class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
     """Compiled templates kept between runs. Jinja compiles netgen's templates into Python code
-    once per process, 0.17 s for EOS's 30 files: in each render worker, and in the few seconds of a
+    once per process, which for EOS's 30 files is a cost worth saving: in each render worker, and in a
     warm re-render. Jinja checks each entry against its template's source (SHA-1) and its own
     version; the folder's name adds what else the code depends on (this module, which sets the
     environment's options, and the Python release). A folder that is not the user's own and private

@@ -915,12 +915,12 @@ def _link(source: Path, target: Path) -> bool:
 
 
 class InspectionAhead:
-    """The first look at DIR (_check_replaceable: every listed file read and hashed, meta-24k 120 MB
-    in 0.2 s) taken by a forked child while this process expands and checks the fabric, then handed
-    to the render's stage as its own first look (the swap's second look still checks DIR again).
+    """The first look at DIR (_check_replaceable: every listed file read and hashed) taken by a
+    forked child while this process expands and checks the fabric, then handed to the render's
+    stage as its own first look (the swap's second look still checks DIR again).
     When DIR holds a render, the child also builds the new DIR's staging directory ahead: a
-    directory per device linking its files, as `keep` would (meta-24k: 1,693 mkdir and 3,228 links,
-    0.7 s of kernel time on this machine), on the core the expansion leaves free; the render then
+    directory per device linking its files, as `keep` would (thousands of mkdir and links on meta-24k;
+    figures in docs/developer/benchmarks.md), on the core the expansion leaves free; the render then
     clears the devices it writes again and drops those it no longer has.
     The child answers only when DIR may be replaced; on a refusal, an OS error or a failed child the
     stage inspects DIR itself, as without it, to report what it finds, and the staging directory
@@ -1269,7 +1269,7 @@ def _remove_tree(path: Path, output: Path, devices: int) -> None:
     not needed after all. One of more than BACKGROUND_MIN_DEVICES device directories is renamed to
     `.DIR.trash-*` beside DIR and removed by a Python process of its own, in its own session, holding
     none of this one's files or pipes, so that the command does not wait on its thousands of unlinks
-    and rmdirs (meta-24k: 4,900, 0.2 to 0.3 s of kernel time on this machine); DIR itself is already
+    and rmdirs; DIR itself is already
     the new one. That process also removes trash an earlier one left (killed before it finished).
     Where it cannot be started, or the rename fails, the tree is removed here."""
     if devices <= BACKGROUND_MIN_DEVICES:

@@ -431,7 +431,7 @@ def expand(fabric: Fabric, catalog: Catalog) -> Topology:
     """Expand a validated fabric into its topology. Pure: same input, same output."""
     # Expansion allocates hundreds of thousands of long-lived objects (ports, links, addresses)
     # and no garbage cycles; Python's cyclic collector would rescan the growing heap again and
-    # again meanwhile (meta-24k: 1.57 s with it, 0.6 s without; benchmarks/expand.py).
+    # again meanwhile (benchmarks/expand.py; docs/developer/benchmarks.md).
     with _collector_paused():
         return _Builder(fabric, catalog).build()
 

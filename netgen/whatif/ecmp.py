@@ -141,7 +141,7 @@ def hot_threshold(balls: int, links: int) -> int:
 
 def _draw(flows: int, links: int, qps: int, trials: int, seed: int, flow_gbps: float,
           link_gbps: float) -> Result:
-    import numpy as np  # noqa: PLC0415  (0.09 s: only when a result is not in the cache)
+    import numpy as np  # noqa: PLC0415  (only when a result is not in the cache)
 
     rng = np.random.Generator(np.random.PCG64(seed))
     balls = flows * qps

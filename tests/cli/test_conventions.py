@@ -1,4 +1,4 @@
-"""One convention across commands (issue 31 #10, #11; README "Command conventions"): --json for
+"""One convention across commands (issue 31 #10, #11; docs/reference/conventions.md): --json for
 machine output everywhere, FABRIC from the argument, NETGEN_FABRIC or the current directory (never
 netgen's own example), `-` for standard input where a file is read, one device matcher (globs) for
 --device and --limit, `-o` with a stated kind, full-width tables when piped, and `validate` reading

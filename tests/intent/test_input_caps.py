@@ -1,4 +1,4 @@
-"""The YAML input limits (netgen/intent/yaml_source.py, README "Input limits").
+"""The YAML input limits (netgen/intent/yaml_source.py, docs/reference/input-limits.md).
 
 A file one unit over a limit is refused while it is read: exit 2, naming the limit, the file and
 (for what is inside the file) the line and column where the limit was crossed. A file exactly at
@@ -20,7 +20,7 @@ from tests.conftest import run_cli
 
 pytestmark = pytest.mark.render
 
-# The limits as README "Input limits" documents them.
+# The limits as docs/reference/input-limits.md documents them.
 LIMITS = Limits(file_bytes=16 * 1024 * 1024, nodes=250_000, text=16 * 1024 * 1024, list_items=50_000,
                 mapping_keys=50_000, depth=64)
 GOAL_CPU_S, GOAL_MB = 10, 500
@@ -41,9 +41,9 @@ def test_the_documented_limits_are_the_loaders():
     loaders = Limits(yaml_source.MAX_FILE_BYTES, yaml_source.MAX_NODES, yaml_source.MAX_TEXT,
                      yaml_source.MAX_LIST_ITEMS, yaml_source.MAX_MAPPING_KEYS, yaml_source.MAX_DEPTH)
     assert loaders == LIMITS
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    documented = (Path(__file__).resolve().parents[2] / "docs" / "reference" / "input-limits.md").read_text()
     for figure in ("16 MiB", "250,000", "16,777,216", "50,000", "64"):
-        assert figure in readme.split("### Input limits", 1)[-1].split("\n## ", 1)[0], figure
+        assert figure in documented, figure
 
 
 def _crossing_line(case: str, text: str) -> int | None:

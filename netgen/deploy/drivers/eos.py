@@ -1,5 +1,5 @@
 """Arista EOS driver (netmiko `arista_eos`), with config sessions as EOS documents them
-(eos.md section 5.7):
+(https://arista.com/en/um-eos/eos-configure-session ):
 
   stage   : `configure session <id>`, `rollback clean-config`, the whole intended config line by
             line (so the session holds exactly the intent: a replace, not a merge), then
@@ -23,7 +23,7 @@ What the read-back relies on, as Arista documents it:
   not into startup-config: a confirmed change is saved only when startup-config equals
   running-config, which is read back here, never assumed from the confirm.
 * `show configuration sessions detail` lists each session's state and the time left on its commit
-  timer (https://advertisingemergency.net/?p=112 ; eos.md section 5.7).
+  timer (https://advertisingemergency.net/?p=112 ).
 """
 
 from __future__ import annotations
@@ -280,8 +280,8 @@ class EosDriver:
                               " mark them device-owned, or give them the policy keep or remove (deploy.yaml"
                               " ownership.eos), or pass --remove-unmanaged")
         lines = ["rollback clean-config", *config_lines(self.intended), *owned]
-        # Pasted in one write, not typed and verified line by line: netmiko's per-line handling
-        # costs 5-11 ms a line (lab.md section 4), too slow for 2,000-line spines. EOS prints an
+        # Pasted in one write, not typed and verified line by line: netmiko waits on each line's
+        # echo, too slow for 2,000-line spines (docs/developer/benchmarks.md, Deploy). EOS prints an
         # error for every refused line; both outputs below are scanned for them.
         output = str(self.conn.config_mode(config_command=f"configure session {self.session}"))
         self.conn.write_channel("".join(f"{line}\n" for line in lines))

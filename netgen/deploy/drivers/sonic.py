@@ -1,6 +1,8 @@
-"""SONiC driver (netmiko `linux`: SONiC logs in to bash; sonic.md section 7).
+"""SONiC driver (netmiko `linux`: community SONiC logs in to bash; netmiko has no `sonic` device type).
 
-Change flow, as SONiC's generic config updater documents it (sonic.md section 5), with a way back
+Change flow, as SONiC's generic config updater documents it (sonic-net/SONiC
+doc/config-generic-update-rollback/SONiC_Generic_Config_Update_and_Rollback_Design.md; sonic-utilities
+config/main.py and generic_config_updater/), with a way back
 that does not depend on the connection:
   stage   : read the running CONFIG_DB (`show runningconfiguration all`), overlay the device-owned
             keys, compute the RFC 6902 patch; diff the running frr.conf against the intended one.

@@ -1,2 +1,2 @@
 """Stateful SSH emulators of network operating systems, for deploy-pipeline tests on machines where no real
-switch, cEOS or sonic-vs image can run (shared/reference/lab.md). `eos` emulates an Arista EOS CLI."""
+switch, cEOS or sonic-vs image can run. `eos` emulates an Arista EOS CLI."""

@@ -1,6 +1,6 @@
 """An Arista EOS switch as seen over SSH, for deploy tests driven by real netmiko `arista_eos` and Nornir.
 
-No switch, cEOS or vEOS can run where netgen's tests run (shared/reference/lab.md, section 5), so the deploy
+No switch, cEOS or vEOS can run where netgen's tests run (no Docker engine, no image), so the deploy
 tier talks to this instead. It must accept what netgen pushes *because EOS documents it*, and reject what EOS
 would reject, or a green deploy test proves nothing.
 
@@ -104,7 +104,7 @@ def _seconds(places: int) -> ArgCheck:  # decimal seconds; AVD's schema: 2 place
     return lambda tok: tok if compiled.fullmatch(tok) and float(tok) > 0 else None
 
 
-def _payload_bytes(tok: str) -> str | None:  # `payload bytes 5-7`: list/ranges of 0-62 (eos.md 5.5)
+def _payload_bytes(tok: str) -> str | None:  # `payload bytes 5-7`: list/ranges of 0-62 ([AVD] load-balance.j2)
     if not re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", tok):
         return None
     spans = [[int(n) for n in part.split("-")] for part in tok.split(",")]
@@ -178,7 +178,7 @@ _IF_ANY = [  # EOS manual, Ethernet Ports and interface chapters; [AVD] ethernet
 _IF_PORT = [
     _p("mtu <int:68-65535>", 1), _p("no switchport", 1), _p("switchport", 1, clears=True),
     _p("switchport access vlan <int:1-4094>", 3), _p("switchport mode access|trunk", 2),
-    # PFC and queues per port, or via a QoS profile (eos.md 5.1/5.3; [AVD] ethernet-interfaces.j2, qos-profiles.j2;
+    # PFC and queues per port, or via a QoS profile (EOS QoS manual; [AVD] ethernet-interfaces.j2, qos-profiles.j2;
     # `service-profile`: ROCm's 7388 example, https://github.com/ROCm/gpu-cluster-networking)
     _p("service-profile <name>", 1), _p("qos trust dscp|cos", 2), _p("no qos trust", 2),
     _p("priority-flow-control on", 1), _p("no priority-flow-control", 1),
@@ -193,16 +193,16 @@ GRAMMAR: dict[str, list[tuple[str, Cmd]]] = {
         # CVP validation rejects `spanning-tree mode spine1` at token 2 (aristanetworks/avd pyavd tests)
         _p("spanning-tree mode mstp|rstp|rapid-pvst|none", 2),
         _p("interface <if>", mode="if"), _p("vlan <int:1-4094>", mode="vlan"),  # [AVD] vlans.j2
-        # QoS maps and profiles: eos.md 5.2/5.3, https://www.arista.com/um-eos/eos-quality-of-service, [AVD] qos.j2
+        # QoS maps and profiles: EOS QoS manual (https://www.arista.com/um-eos/eos-quality-of-service), [AVD] qos.j2
         _p("qos profile <name>", mode="qos-profile"),
         _p("qos map dscp <int:0-63>+ to traffic-class <int:0-7>"),
         _p("qos map traffic-class <int:0-7> to tx-queue|dscp <int:0-63>", 6), _p("qos rewrite dscp", 3),
-        # PFC watchdog defaults: eos.md 5.1, [AVD] priority-flow-control.j2 (timer places from AVD's schema)
+        # PFC watchdog defaults: Arista's PFC TOIs, [AVD] priority-flow-control.j2 (timer places from AVD's schema)
         _p("priority-flow-control pause watchdog default timeout|recovery-time <secs2>", 5),
         _p("priority-flow-control pause watchdog default polling-interval <secs3>", 5),
         _p("priority-flow-control pause watchdog action drop|errdisable|notify-only", 4),
         _p("priority-flow-control pause watchdog override action drop"), _p("priority-flow-control all off"),
-        _p("load-balance policies", mode="lb"),  # eos.md 5.5, [AVD] load-balance.j2
+        _p("load-balance policies", mode="lb"),  # https://arista.com/en/support/toi/tag/hashing, [AVD] load-balance.j2
         # Route policy: [AVD] prefix-lists.j2, ipv6-prefix-lists.j2, route-maps.j2; EOS manual "Route Maps" and
         # "Prefix Lists" (the arista.eos.eos_prefix_lists module shows the same running-config form)
         _p("ip prefix-list <name>", 3, mode="pl4"), _p("ipv6 prefix-list <name>", 3, mode="pl6"),
@@ -261,7 +261,7 @@ GRAMMAR: dict[str, list[tuple[str, Cmd]]] = {
     "if-Loopback": _IF_ANY,
     "if-Management": [*_IF_ANY, _p("vrf <name>", 1)],
     "vlan": [_p("name <word>", 1), _p("state active|suspend", 1)],
-    "qos-profile": [  # [AVD] qos-profiles.j2; eos.md 5.1/5.3
+    "qos-profile": [  # [AVD] qos-profiles.j2; EOS QoS manual
         _p("qos trust dscp|cos", 2), _p("no qos trust", 2),
         _p("tx-queue|uc-tx-queue|mc-tx-queue <int:0-7>", mode="txq"),
         _p("priority-flow-control on", 1), _p("no priority-flow-control", 1),
@@ -272,7 +272,7 @@ GRAMMAR: dict[str, list[tuple[str, Cmd]]] = {
         _p("priority-flow-control pause watchdog port timer timeout <secs2> polling-interval auto "
            "recovery-time <secs2> [forced]", 5),
     ],
-    "txq": [  # [AVD] ethernet-interface-tx-queues.j2 (shared by interfaces and QoS profiles); eos.md 5.3/5.4
+    "txq": [  # [AVD] ethernet-interface-tx-queues.j2 (shared by interfaces and QoS profiles); EOS QoS manual
         _p("priority strict", 1), _p("no priority", 1), _p("bandwidth percent <int:1-100>", 2),
         _p("bandwidth guaranteed percent <int:1-100>", 3), _p("random-detect ecn count"),
         _p(f"random-detect ecn minimum-threshold <int:1-4294967295> {_ECN_UNIT} maximum-threshold "
@@ -302,7 +302,7 @@ GRAMMAR: dict[str, list[tuple[str, Cmd]]] = {
     "af-ipv6": [_p("neighbor <peer> activate"), _p("no neighbor <peer> activate"), _p("network <v6pfx>"),
                 _p("redistribute connected"), _p("neighbor <peer> route-map <name> in|out", 4)],
     "router-bfd": [_p("interval <int:50-60000> min-rx <int:50-60000> multiplier <int:3-50> default", 1)],
-    "lb": [_p("load-balance sand profile <name>", mode="lb-sand")],  # eos.md 5.5
+    "lb": [_p("load-balance sand profile <name>", mode="lb-sand")],  # [AVD] load-balance.j2
     "lb-sand": [_p("fields udp dst-port <int:1-65535>", mode="lb-fields")],
     "lb-fields": [_p("payload bytes <bytes>", 2)],
     "mgmt-api": [_p("shutdown", 1), _p("no shutdown", 1)],
@@ -603,7 +603,7 @@ class _Editor:
         parsed = _walk(trie, toks)
         if parsed.kind == "ok":
             if parsed.tokens[0] in _QUEUE_KEYWORDS and parsed.tokens[0] not in self.queues:
-                return _Parse("invalid", 0)  # this platform family spells its queues differently (eos.md 5.3)
+                return _Parse("invalid", 0)  # this platform family spells its queues differently (EOS QoS manual)
             return ("clear" if parsed.cmd and parsed.cmd.clears else "set"), parsed
         if toks[0].lower() in ("no", "default") and len(toks) > 1:
             target = _walk(trie, toks[1:])  # `no X` / `default X`: X (or a leading part of it) is removed
@@ -682,8 +682,9 @@ def load_config(text: str, queue_keywords: Sequence[str] = _QUEUE_KEYWORDS) -> l
 @dataclass(frozen=True)
 class EosDeviceSpec:
     """One emulated switch. `config`: the initial running-config (default: just the hostname).
-    `queue_keywords`: which queue sub-modes the platform has; None derives them from the model as eos.md 5.3 does
-    (Jericho `7xxxR`: `tx-queue`; Trident/Tomahawk: `uc-tx-queue`/`mc-tx-queue`; not confirmed on a device)."""
+    `queue_keywords`: which queue sub-modes the platform has; None derives them from the model as
+    the EOS QoS manual does (Jericho `7xxxR`: `tx-queue`; Trident/Tomahawk: `uc-tx-queue`/`mc-tx-queue`;
+    not confirmed on a device)."""
 
     hostname: str
     model: str = "DCS-7060X6-64PE"

@@ -21,7 +21,7 @@ def check_eos_config(text: str) -> list[str]:
 
 def _plainly_well_formed(text: str) -> bool:
     """True only where _line_by_line finds nothing, decided with whole-text searches in C and one
-    light pass over the indents (meta-24k's switches, 2,000 lines each: 0.5 ms against 1.1 ms);
+    light pass over the indents (faster on meta-24k's 2,000-line switches: docs/developer/benchmarks.md);
     a banner, text beyond ASCII or any doubt is left to _line_by_line, which also words the problems."""
     if not text.isascii() or not text.endswith("end\n") or text.startswith("\n"):
         return False  # beyond ASCII, str.strip and str.isspace know more whitespace than these searches

@@ -95,7 +95,7 @@ class SonicRenderer:
     def check_device(self, ctx: DesignContext, device: Device, files: list[RenderedFile]) -> list[str]:
         """config_db.json against netgen's typed model of SONiC's YANG (schema.py); the RDMA hash
         extension is accepted only where the model's release declares it."""
-        # imported where a SONiC file is checked: its 60 pydantic models take 0.04 s to build, which a
+        # imported where a SONiC file is checked: building its 60 pydantic models is a cost a
         # warm re-render that renders no SONiC switch (or one, in one worker) need not spend
         from netgen.platforms.sonic.schema import check_config_db  # noqa: PLC0415
 

@@ -2,7 +2,8 @@
 
 SONiC's `config replace` / `config reload` translate config_db into its YANG models and reject
 unknown tables and fields, wrong types, broken `must` constraints and dangling leafrefs. This
-module restates those rules (written from netgen's notes on SONiC master's YANG models, sonic.md;
+module restates those rules (written from SONiC master's YANG models, sonic-buildimage
+src/sonic-yang-models/yang-models/*.yang;
 nothing is imported or copied from YANG) so a rendered config fails here instead of on the switch:
 
 * one small pydantic model per table entry (field types, patterns, ranges, enums, mandatory and
@@ -1123,8 +1124,7 @@ def _describe(error: ErrorDetails, table: str, is_map: bool, rdma_hash: bool) ->
 # spare ports): a key's parse is a pure function of (table, key) and an entry's validation of
 # (model, entry), so each is done once per process and its result kept (entries are read, never
 # changed), up to KEPT of each; then the store starts again. The bounds hold a render worker's
-# memory to about 30 MB more (meta-24k: 4.9 ms a switch against 7.4 without; 200,000 and 4,096
-# took 165 MB for 5.4 ms).
+# memory to about 30 MB more; larger bounds cost memory for no more speed (docs/developer/benchmarks.md, Rendering).
 KEPT = 10_000
 _PARSED_KEYS: dict[tuple[int, str], tuple[Table, tuple[KeyShape, tuple[str, ...]] | str]] = {}
 _VALID_ENTRIES: dict[tuple[Model, tuple[tuple[str, Any], ...]], BaseModel] = {}
