@@ -123,7 +123,8 @@ def test_every_rendered_section_is_one_netgen_manages():
         for files in rendered.values():
             for f in files:
                 if f.name.endswith(".cfg"):
-                    # custom_config blocks are the user's: their lines follow the ownership policy (docs/how-to/custom-config.md)
+                    # custom_config blocks are the user's: their lines follow the ownership policy
+                    # (docs/how-to/custom-config.md)
                     ours = f.content.split("\n! custom_config ", 1)[0]
                     headers = [b[0] for b in blocks(ours)]
                     # a rendered account replaces the device's line of the same identity (`username
