@@ -30,6 +30,12 @@ def site(nautobot, tmp_path_factory, monkeypatch_module):
     for item in (SMALL.parent / "secrets").iterdir():
         (folder / "secrets" / item.name).write_text(item.read_text())
     monkeypatch_module.setenv("NAUTOBOT_TOKEN", nautobot.token)
+    # A busy machine slows Nautobot, not netgen: a batch of 50 cables took over 120 s (the default
+    # read timeout) while other work loaded CI's two cores. The test waits for Nautobot's answers,
+    # so it gives each request as long as CI could ever take; the limits themselves are tested
+    # against a scripted server (test_hostile_server.py).
+    monkeypatch_module.setenv("NETGEN_HTTP_READ_TIMEOUT", "1800")
+    monkeypatch_module.setenv("NETGEN_HTTP_DEADLINE", "1800")
     return folder / "fabric.yaml"
 
 
