@@ -20,7 +20,9 @@ from netgen.cli.common import (
     fail,
     json_option,
 )
-from netgen.diff.revisions import RevisionError, as_markdown, as_text, diff_revisions
+from netgen.diff.format import as_markdown, as_text
+from netgen.diff.git_export import RevisionError
+from netgen.diff.revisions import diff_revisions
 
 
 class DiffCommand(NetgenCommand):

@@ -20,7 +20,8 @@ from netgen.cli.common import (
 )
 from netgen.hosts.files import render_hosts
 from netgen.hosts.plan import plan_hosts
-from netgen.platforms.render import OutputDirError, write_atomically
+from netgen.output.inspection import OutputDirError
+from netgen.output.staging import write_atomically
 
 
 @cli.command()

@@ -6,25 +6,12 @@ A plugin turns one device of a checked fabric into files. It builds a per-device
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import ClassVar, Protocol
 
-import jinja2
-import jinja2.bccache
-
 from netgen.context import DesignContext
-from netgen.resources import TEMPLATES, user_cache_dir, user_owned_dir
 from netgen.topology.model import Device, Port
-
-# templates/ sits beside the package in the source tree (the layout the project asked for); a
-# wheel carries a copy inside the package (netgen/resources.py)
-TEMPLATE_ROOT = TEMPLATES
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,42 +80,3 @@ def register(factory: Callable[[], RendererPlugin]) -> Callable[[], RendererPlug
         raise ValueError(f"duplicate renderer for {plugin.nos}")
     PLUGINS[plugin.nos] = plugin
     return factory
-
-
-class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
-    """Compiled templates kept between runs. Jinja compiles netgen's templates into Python code
-    once per process, which for EOS's 30 files is a cost worth saving: in each render worker, and in a
-    warm re-render. Jinja checks each entry against its template's source (SHA-1) and its own
-    version; the folder's name adds what else the code depends on (this module, which sets the
-    environment's options, and the Python release). A folder that is not the user's own and private
-    is not used (Jinja's own rule for its default folder), and a failed write is only a miss."""
-
-    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        with contextlib.suppress(OSError):
-            super().dump_bytecode(bucket)
-
-    @staticmethod
-    def open() -> _CompiledTemplates | None:
-        folder = user_cache_dir()
-        if folder is None:
-            return None
-        try:
-            digest = hashlib.sha256(f"{sys.version}\0{jinja2.__version__}\0".encode() + Path(__file__).read_bytes())
-        except OSError:
-            return None
-        path = user_owned_dir(folder / f"templates-{digest.hexdigest()[:24]}", private=True)
-        return None if path is None else _CompiledTemplates(str(path))
-
-
-@cache
-def template_env(nos: str) -> jinja2.Environment:
-    """One compiled environment per NOS. StrictUndefined: a missing view field is a bug, not ''."""
-    return jinja2.Environment(
-        bytecode_cache=_CompiledTemplates.open(),
-        loader=jinja2.FileSystemLoader(TEMPLATE_ROOT / nos),
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )

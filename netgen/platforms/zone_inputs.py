@@ -1,7 +1,7 @@
 """Zone inputs: one digest per AI Zone of everything the views of its switches can be built from,
 worked out from the intent without building a view.
 
-A render key (render.render_key) is a digest of a device's prepared inputs, so keying a fabric
+A render key (render_cache.render_key) is a digest of a device's prepared inputs, so keying a fabric
 means building every device's view: meta-24k's 1,693 views cost about 1.3 CPU-seconds, most of a
 warm re-render. Yet a view of a zone switch (RTSW or CTSW) is made from little:
 

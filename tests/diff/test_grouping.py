@@ -7,8 +7,8 @@ import json
 import pytest
 
 from netgen.diff.config_db import masked_patch
+from netgen.diff.device_diff import compare
 from netgen.diff.grouping import device_ranges, natural_key
-from netgen.diff.revisions import compare
 
 pytestmark = pytest.mark.render
 

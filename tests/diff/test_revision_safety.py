@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from netgen.diff import revisions
-from netgen.diff.revisions import CHILD_ENV_NAMES, RevisionError, child_environment, extract_tree
+from netgen.diff import device_diff, git_export
+from netgen.diff.git_export import RevisionError, extract_tree
+from netgen.diff.revisions import CHILD_ENV_NAMES, child_environment
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.render
@@ -326,8 +327,8 @@ def test_the_file_mode_keeps_only_the_executable_bit(place):
 def test_extraction_does_not_rely_on_the_rules_alone(tmp_path, place, monkeypatch):
     """With the archive checks switched off, a write still never goes through a symlink (each
     directory is opened with O_NOFOLLOW) and a symlink out of the tree is still caught (realpath)."""
-    monkeypatch.setattr(revisions, "_safe_members",
-                        lambda tar, ref: sorted(tar.getmembers(), key=revisions._creation_order))
+    monkeypatch.setattr(git_export, "_safe_members",
+                        lambda tar, ref: sorted(tar.getmembers(), key=git_export._creation_order))
     with pytest.raises(RevisionError, match=r"^pr-head: refusing archive member 'up' \(symlink to '\.\./\.\./\.\.'"):
         extract([("up", SYM, "../../..", b"")], place)
     other = place.parent / "other"
@@ -341,6 +342,6 @@ def test_extraction_does_not_rely_on_the_rules_alone(tmp_path, place, monkeypatc
 
 @pytest.mark.parametrize("rendered", ["[1, 2", "[]", '{"PORT": []}', '{"PORT": {"Ethernet0": 3}}'])
 def test_a_malformed_config_db_from_a_revision_gets_a_plain_diff(rendered):
-    result = revisions.diff_device("dev1", {"config_db.json": '{"PORT": {}}'}, {"config_db.json": rendered})
+    result = device_diff.diff_device("dev1", {"config_db.json": '{"PORT": {}}'}, {"config_db.json": rendered})
     assert result is not None
     assert result.files["config_db.json"][:2] == ["--- a/dev1/config_db.json", "+++ b/dev1/config_db.json"]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from netgen.diff.revisions import RevisionError, _safe_members
+from netgen.diff.git_export import RevisionError, _safe_members
 from tests.conftest import ROOT, run_cli
 
 pytestmark = pytest.mark.render
@@ -246,7 +246,8 @@ def test_a_revision_archive_cannot_write_outside_its_tree(name, kind, link, refu
 def test_the_head_keeps_the_bases_files_of_every_device_the_change_does_not_reach(repo, tmp_path):
     """The head renders into the base's output: devices whose render key is the base's keep the
     base's very files (same inodes), and the diff is what rendering both afresh gives."""
-    from netgen.diff.revisions import _render_head, export_revision, render_tree  # noqa: PLC0415
+    from netgen.diff.git_export import export_revision  # noqa: PLC0415
+    from netgen.diff.revisions import _render_head, render_tree  # noqa: PLC0415
 
     commit_change(repo, "ntp-zone2-keep",
                   lambda d: d["services"]["overrides"][0].update(ntp={"servers": ["192.0.2.9"]}))
@@ -271,7 +272,9 @@ def test_the_head_keeps_the_bases_files_of_every_device_the_change_does_not_reac
 def test_only_the_devices_whose_keys_differ_are_rendered_and_the_diff_is_a_full_renders(repo, tmp_path):
     """Both revisions are keyed first (`render --keys-only`); the devices whose keys are equal render
     to the same files and are not rendered at all. The diff is the one two whole renders give."""
-    from netgen.diff.revisions import compare, export_revision, render_tree  # noqa: PLC0415
+    from netgen.diff.device_diff import compare  # noqa: PLC0415
+    from netgen.diff.git_export import export_revision  # noqa: PLC0415
+    from netgen.diff.revisions import render_tree  # noqa: PLC0415
 
     commit_change(repo, "ntp-zone2-plan",
                   lambda d: d["services"]["overrides"][0].update(ntp={"servers": ["192.0.2.9"]}))

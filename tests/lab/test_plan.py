@@ -27,7 +27,8 @@ from netgen.lab.plan import (
     linux_ifname,
     select_devices,
 )
-from netgen.platforms.render import MARKER, render_devices
+from netgen.output.manifest import MARKER
+from netgen.platforms.render import render_devices
 from netgen.platforms.routing import bgp_plan
 from netgen.topology import Topology, expand
 from netgen.topology.model import HostNic, Role

@@ -1,4 +1,4 @@
-"""Compiled templates kept between runs (platforms/base.py _CompiledTemplates): a second process
+"""Compiled templates kept between runs (netgen/templating.py _CompiledTemplates): a second process
 renders from them without compiling, and a folder that is not private, or no folder, only means
 compiling again."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import jinja2
 import pytest
 
-from netgen.platforms import base
-from netgen.platforms.base import template_env
+from netgen import templating
+from netgen.templating import template_env
 
 pytestmark = pytest.mark.render
 
@@ -40,7 +40,7 @@ def test_a_template_edited_since_is_compiled_again(fresh_envs, monkeypatch, tmp_
     templates = tmp_path / "templates"
     (templates / "eos").mkdir(parents=True)
     (templates / "eos" / "t.j2").write_text("one {{ v }}\n")
-    monkeypatch.setattr(base, "TEMPLATE_ROOT", templates)
+    monkeypatch.setattr(templating, "TEMPLATE_ROOT", templates)
     assert template_env("eos").get_template("t.j2").render(v=1) == "one 1\n"
     template_env.cache_clear()
     (templates / "eos" / "t.j2").write_text("two {{ v }}\n")
@@ -51,7 +51,7 @@ def test_a_folder_others_can_write_is_not_used(fresh_envs):
     template_env("eos").get_template("device.cfg.j2")
     folder = next(fresh_envs.glob("templates-*"))
     folder.chmod(0o777)
-    assert base._CompiledTemplates.open() is None
+    assert templating._CompiledTemplates.open() is None
 
 
 def test_no_cache_folder_means_compiling_each_time(tmp_path, monkeypatch):
@@ -61,10 +61,10 @@ def test_no_cache_folder_means_compiling_each_time(tmp_path, monkeypatch):
     templates = tmp_path / "templates"
     (templates / "eos").mkdir(parents=True)
     (templates / "eos" / "t.j2").write_text("one {{ v }}\n")
-    monkeypatch.setattr(base, "TEMPLATE_ROOT", templates)
+    monkeypatch.setattr(templating, "TEMPLATE_ROOT", templates)
     template_env.cache_clear()
     try:
-        assert base._CompiledTemplates.open() is None
+        assert templating._CompiledTemplates.open() is None
         assert template_env("eos").bytecode_cache is None
         assert template_env("eos").get_template("t.j2").render(v=2) == "one 2\n"
     finally:

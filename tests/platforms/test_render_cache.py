@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from netgen import render_cache
+from netgen.output import manifest
+from netgen.output.manifest import MARKER
 from netgen.platforms import render
-from netgen.platforms.render import MARKER
 from tests.conftest import SMALL, run_cli
 
 pytestmark = pytest.mark.render
@@ -78,7 +80,7 @@ def test_new_netgen_code_re_renders_everything(tmp_path, monkeypatch):
     out = tmp_path / "out"
     _render(SMALL, out)
     inodes = _inodes(out)
-    monkeypatch.setattr(render, "code_digest", lambda: b"another netgen")
+    monkeypatch.setattr(render_cache, "code_digest", lambda: b"another netgen")
     assert _render(SMALL, out)["reused"] == 0
     assert _kept(inodes, _inodes(out)) == set()
 
@@ -100,7 +102,7 @@ def test_a_directory_written_without_keys_is_rendered_whole(tmp_path):
     del doc["devices"]
     (out / MARKER).write_text(json.dumps(doc))
     assert _render(SMALL, out)["reused"] == 0
-    assert json.loads((out / MARKER).read_text())["format"] == render.MANIFEST_FORMAT
+    assert json.loads((out / MARKER).read_text())["format"] == manifest.MANIFEST_FORMAT
 
 
 def test_a_changed_file_is_refused_not_reused(tmp_path):
@@ -350,7 +352,7 @@ def test_a_manifest_without_zone_inputs_builds_every_view_and_keeps_the_same_dev
     doc = _marker(out)
     del doc["mac"]
     doc["devices"] = {d: {"key": entry["key"]} for d, entry in doc["devices"].items()}
-    (out / MARKER).write_bytes(render.seal_manifest(doc))  # as netgen wrote it: authenticated
+    (out / MARKER).write_bytes(manifest.seal_manifest(doc))  # as netgen wrote it: authenticated
     data["description"] = "another description, which no switch sees"
     fabric.write_text(yaml.safe_dump(data, sort_keys=False))
     built = _prepared_devices(monkeypatch)

@@ -13,8 +13,10 @@ import pytest
 
 from netgen.checks import DesignContext
 from netgen.intent import load_fabric
+from netgen.output.lookahead import InspectionAhead
+from netgen.output.manifest import MARKER
 from netgen.platforms import render
-from netgen.platforms.render import MARKER, InspectionAhead, render_fabric
+from netgen.platforms.render import render_fabric
 from netgen.topology import expand
 from tests.conftest import SMALL, run_cli
 

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from netgen.output import manifest_mac
+from netgen.output.manifest import MARKER
 from netgen.platforms import render
-from netgen.platforms.render import MARKER
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.render
@@ -151,12 +152,12 @@ def test_a_key_file_others_can_read_is_not_used(fabric, tmp_path, own_key):
     out = tmp_path / "out"
     _render(fabric, out)
     own_key.chmod(0o644)
-    render._load_key.cache_clear()
+    manifest_mac._load_key.cache_clear()
     try:
         report = _render(fabric, out)
         assert report["reused"] == 0 and "not a regular file of this user's" in report["notes"][0]
     finally:
-        render._load_key.cache_clear()
+        manifest_mac._load_key.cache_clear()
 
 
 def test_a_key_link_is_not_followed(fabric, tmp_path, own_key):
@@ -167,11 +168,11 @@ def test_a_key_link_is_not_followed(fabric, tmp_path, own_key):
     target.chmod(0o600)
     own_key.unlink()
     own_key.symlink_to(target)
-    render._load_key.cache_clear()
+    manifest_mac._load_key.cache_clear()
     try:
         assert "a symbolic link" in _render(fabric, out)["notes"][0]
     finally:
-        render._load_key.cache_clear()
+        manifest_mac._load_key.cache_clear()
 
 
 def test_the_unchanged_fabric_shortcut_needs_an_authenticated_manifest(fabric, tmp_path, monkeypatch):

@@ -26,9 +26,15 @@ import pytest
 import yaml
 from click.testing import Result
 
+from netgen.output import files as output_files
+from netgen.output import lookahead, manifest
+from netgen.output import staging as output_staging
+from netgen.output.inspection import OutputDirError, Survey, check_replaceable, output_path
+from netgen.output.lookahead import InspectionAhead
+from netgen.output.manifest import MARKER
+from netgen.output.staging import write_atomically
 from netgen.platforms import render
 from netgen.platforms.base import RenderedFile
-from netgen.platforms.render import MARKER, OutputDirError, write_atomically
 from tests.conftest import SMALL, run_cli
 
 pytestmark = pytest.mark.render
@@ -216,20 +222,20 @@ def test_a_failed_swap_puts_the_previous_output_back(rendered, tmp_path, monkeyp
             raise OSError(28, os.strerror(28), os.fspath(src), os.fspath(dst))
         return real(src, dst, **kw)
 
-    monkeypatch.setattr(render.os, "rename", rename)
+    monkeypatch.setattr(os, "rename", rename)
     refused(cli_render(rendered), str(rendered), "No space left on device (ENOSPC)")
     assert snapshot(tmp_path) == before
 
 
 def test_created_parents_are_removed_again_on_failure(tmp_path, monkeypatch):
-    real = render._write_new
+    real = output_files.write_new
 
     def full(path, data):
         if path.name == "frr.conf":
             raise OSError(28, os.strerror(28), str(path))
         real(path, data)
 
-    monkeypatch.setattr(render, "_write_new", full)
+    monkeypatch.setattr(output_files, "write_new", full)
     with pytest.raises(OutputDirError, match=r"No space left on device \(ENOSPC\) at .*/a/b/out/dev1/frr.conf"):
         write_atomically(files(), tmp_path / "a" / "b" / "out")
     assert list(tmp_path.iterdir()) == []
@@ -240,7 +246,7 @@ def test_created_parents_are_removed_again_on_failure(tmp_path, monkeypatch):
 
 def test_the_marker_is_a_manifest_of_what_was_written(rendered):
     doc = json.loads((rendered / MARKER).read_text())
-    assert doc["format"] == render.MANIFEST_FORMAT and doc["written_by"] == "netgen render"
+    assert doc["format"] == manifest.MANIFEST_FORMAT and doc["written_by"] == "netgen render"
     # no render key: its custom FRR lines are judged by the FRR here at every render (test_render_cache.py)
     assert doc["devices"] == {}
     assert sorted(doc["files"]) == [f"{RTSW}/config_db.json", f"{RTSW}/custom-config.json", f"{RTSW}/frr.conf"]
@@ -291,13 +297,13 @@ def test_a_refusal_names_at_most_ten_paths(tmp_path):
 def test_a_file_added_while_rendering_is_caught_at_the_swap(tmp_path, monkeypatch):
     out = tmp_path / "out"
     write_atomically(files(), out)
-    real = render._write_new
+    real = output_files.write_new
 
     def racing(path, data):  # a user writes into DIR after it was checked, before the swap
         (out / "late.txt").write_text("mine")
         real(path, data)
 
-    monkeypatch.setattr(render, "_write_new", racing)
+    monkeypatch.setattr(output_files, "write_new", racing)
     with pytest.raises(OutputDirError, match=r"1 path\(s\) netgen render did not write: late\.txt"):
         write_atomically(files(text="new"), out)
     assert (out / "late.txt").read_text() == "mine"
@@ -317,7 +323,7 @@ def test_a_file_edited_while_rendering_is_caught_at_the_swap(tmp_path, monkeypat
     old = target.stat()
     os.utime(target, ns=(old.st_atime_ns - age_s * 10**9, old.st_mtime_ns - age_s * 10**9))
     before = target.stat()
-    real = render._write_new
+    real = output_files.write_new
 
     def editing(path, data):  # a user edits a listed file after DIR was checked, before the swap
         if target.read_text() == "! y\n":
@@ -327,7 +333,7 @@ def test_a_file_edited_while_rendering_is_caught_at_the_swap(tmp_path, monkeypat
                 os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
         real(path, data)
 
-    monkeypatch.setattr(render, "_write_new", editing)
+    monkeypatch.setattr(output_files, "write_new", editing)
     with pytest.raises(OutputDirError, match=r"dev1/frr\.conf \(changed since netgen wrote it\)"):
         write_atomically(files(text="new"), out)
     assert target.read_text() == "! z\n" and target.stat().st_ino == before.st_ino
@@ -460,8 +466,8 @@ def test_the_owner_of_the_directory_is_kept(tmp_path):
 
 
 def test_the_look_ahead_answers_for_a_replaceable_dir_only(rendered, tmp_path):
-    where = render.output_path(rendered)
-    ahead = render.InspectionAhead.start(rendered)
+    where = output_path(rendered)
+    ahead = InspectionAhead.start(rendered)
     assert ahead is not None
     look = ahead.take(where)
     assert look.before.st_ino == where.stat().st_ino
@@ -469,15 +475,15 @@ def test_the_look_ahead_answers_for_a_replaceable_dir_only(rendered, tmp_path):
     assert look.survey.marker is not None and set(look.survey.marker.files) == set(look.survey.files)
     shutil.rmtree(look.staging)  # the stage's to remove, once taken
     (rendered / "mine.txt").write_text("mine")
-    refused_ahead = render.InspectionAhead.start(rendered)
+    refused_ahead = InspectionAhead.start(rendered)
     assert refused_ahead.take(where) is None  # the stage looks itself, and reports what it finds
-    other = render.InspectionAhead.start(rendered)
-    assert other.take(render.output_path(tmp_path / "elsewhere")) is None  # not the DIR it looked at
+    other = InspectionAhead.start(rendered)
+    assert other.take(output_path(tmp_path / "elsewhere")) is None  # not the DIR it looked at
     no_staging(rendered.parent)  # neither left the staging directory its child had begun
 
 
 def test_the_look_ahead_stages_every_verified_file_as_a_link(rendered):
-    look = render.InspectionAhead.start(rendered).take(render.output_path(rendered))
+    look = InspectionAhead.start(rendered).take(output_path(rendered))
     try:
         assert look.prestaged == {RTSW}
         staged = {str(p.relative_to(look.staging)): p.stat().st_ino for p in look.staging.rglob("*") if p.is_file()}
@@ -489,7 +495,7 @@ def test_the_look_ahead_stages_every_verified_file_as_a_link(rendered):
 
 
 def test_a_look_ahead_of_a_new_dir_stages_nothing(tmp_path):
-    look = render.InspectionAhead.start(tmp_path / "new").take(render.output_path(tmp_path / "new"))
+    look = InspectionAhead.start(tmp_path / "new").take(output_path(tmp_path / "new"))
     assert look.before is None and look.staging is None and look.prestaged == frozenset()
     no_staging(tmp_path)
 
@@ -498,12 +504,12 @@ def test_a_render_takes_the_look_ahead_as_its_first_look(rendered, monkeypatch):
     from netgen.checks import load_and_check  # noqa: PLC0415
 
     _, ctx, _ = load_and_check(SMALL)
-    ahead = render.InspectionAhead.start(rendered)
+    ahead = InspectionAhead.start(rendered)
 
     def no_second_first_look(*args, **kwargs):
         raise AssertionError("DIR inspected again before the render")
 
-    monkeypatch.setattr(render, "_check_replaceable", no_second_first_look)
+    monkeypatch.setattr(output_staging, "check_replaceable", no_second_first_look)
     result = render.render_fabric(ctx, rendered, [RTSW], ahead=ahead)
     assert result.devices == [RTSW]  # rendered into DIR from the child's look alone
     no_staging(rendered.parent)
@@ -514,7 +520,7 @@ def test_an_edit_after_the_look_ahead_is_caught_at_the_swap(rendered, monkeypatc
 
     _, ctx, _ = load_and_check(SMALL)
     target = next(p for p in (rendered / RTSW).iterdir())
-    real_take = render.InspectionAhead.take
+    real_take = InspectionAhead.take
 
     def take_then_edit(self, output):  # a user edits a listed file after the child looked
         looked = real_take(self, output)
@@ -522,20 +528,20 @@ def test_an_edit_after_the_look_ahead_is_caught_at_the_swap(rendered, monkeypatc
             fh.write("# mine\n")
         return looked
 
-    monkeypatch.setattr(render.InspectionAhead, "take", take_then_edit)
+    monkeypatch.setattr(InspectionAhead, "take", take_then_edit)
     with pytest.raises(OutputDirError, match=r"changed since netgen wrote it"):
-        render.render_fabric(ctx, rendered, [RTSW], ahead=render.InspectionAhead.start(rendered))
+        render.render_fabric(ctx, rendered, [RTSW], ahead=InspectionAhead.start(rendered))
     assert target.read_text().endswith("# mine\n")
     no_staging(rendered.parent)
 
 
 def test_a_look_ahead_not_taken_is_stopped_and_reaped(rendered):
-    ahead = render.InspectionAhead.start(rendered)
+    ahead = InspectionAhead.start(rendered)
     pid = ahead._pid
     ahead.close()
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
-    assert ahead.take(render.output_path(rendered)) is None
+    assert ahead.take(output_path(rendered)) is None
     no_staging(rendered.parent)  # and what its child had staged is gone
 
 
@@ -574,7 +580,7 @@ def _gone_soon(folder: Path) -> bool:
 def test_a_large_old_dir_is_removed_by_a_detached_process(tmp_path, monkeypatch):
     """Above BACKGROUND_MIN_DEVICES the swapped-out DIR goes to trash beside it, removed after the
     command by a process of its own, which also removes trash a killed one left."""
-    monkeypatch.setattr(render, "BACKGROUND_MIN_DEVICES", 0)
+    monkeypatch.setattr(output_files, "BACKGROUND_MIN_DEVICES", 0)
     out, eos = tmp_path / "out", "z02-rtsw001"  # an EOS switch: kept when unchanged (zone 1's take FRR lines)
     assert cli_render(out, eos).exit_code == 0
     left = tmp_path / ".out.trash-0badc0de"  # what a deleter killed half-way leaves
@@ -594,8 +600,8 @@ def test_a_small_old_dir_is_removed_in_place(rendered, tmp_path):
 
 
 def _surveyed(out: Path) -> Any:
-    survey = render._Survey()
-    render._check_replaceable(render.output_path(out), survey)
+    survey = Survey()
+    check_replaceable(output_path(out), survey)
     return survey
 
 
@@ -609,7 +615,7 @@ def test_a_file_put_in_place_of_the_one_read_is_not_staged(rendered, tmp_path):
     os.replace(replacement, target)
     staging = tmp_path / "staging"
     staging.mkdir()
-    assert render._prestage(render.output_path(rendered), staging, survey) == frozenset()
+    assert lookahead._prestage(output_path(rendered), staging, survey) == frozenset()
     assert list(staging.iterdir()) == []
 
 
@@ -625,7 +631,7 @@ def test_without_hard_links_nothing_is_staged_and_kept_files_are_copied(small_da
         raise OSError(errno.EPERM, "Operation not permitted")
 
     monkeypatch.setattr(os, "link", no_links)
-    assert render._prestage(render.output_path(out), staging, survey) == frozenset()
+    assert lookahead._prestage(output_path(out), staging, survey) == frozenset()
     assert list(staging.iterdir()) == []
     before = (out / eos / f"{eos}.cfg").read_bytes()
     result = cli_render(out, eos, RTSW)

@@ -10,8 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from netgen.platforms import render
-from netgen.platforms.render import MARKER
+from netgen.output import staging as output_staging
+from netgen.output.manifest import MARKER
 from tests.conftest import SMALL, run_cli
 
 
@@ -28,7 +28,7 @@ def _other_render(out: Path) -> None:
 
 def test_the_later_of_two_first_renders_replaces_the_earlier(tmp_path, monkeypatch):
     out, cold = tmp_path / "out", tmp_path / "cold"
-    real = render._swap
+    real = output_staging._swap
     raced = []
 
     def other_render_first(staging, output, replacing, *args, **kwargs):
@@ -38,7 +38,7 @@ def test_the_later_of_two_first_renders_replaces_the_earlier(tmp_path, monkeypat
             assert (output / MARKER).is_file()
         return real(staging, output, replacing, *args, **kwargs)
 
-    monkeypatch.setattr(render, "_swap", other_render_first)
+    monkeypatch.setattr(output_staging, "_swap", other_render_first)
     result = run_cli("render", str(SMALL), "-o", str(out))
     assert result.exit_code == 0, result.output
     assert raced == [False]

@@ -14,8 +14,9 @@ import pytest
 
 from netgen.checks import DesignContext
 from netgen.intent import load_fabric
+from netgen.output.manifest import MARKER
 from netgen.platforms import base
-from netgen.platforms.render import MARKER, load_plugins, render_devices, render_fabric
+from netgen.platforms.render import load_plugins, render_devices, render_fabric
 from netgen.topology import expand
 from tests.conftest import META, SMALL, run_cli
 

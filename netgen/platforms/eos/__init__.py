@@ -7,10 +7,11 @@ from typing import ClassVar
 
 from netgen.context import DesignContext
 from netgen.intent.custom import CustomConfig
-from netgen.platforms.base import Prepared, RenderedFile, register, template_env
+from netgen.platforms.base import Prepared, RenderedFile, register
 from netgen.platforms.custom import blocks_for, merge_eos
 from netgen.platforms.eos.structure import check_eos_config
 from netgen.platforms.eos.view import EosView, build_view
+from netgen.templating import template_env
 from netgen.topology.model import Device, Port
 
 

@@ -11,7 +11,7 @@ import orjson
 
 from netgen.context import DesignContext
 from netgen.intent.custom import CustomConfig
-from netgen.platforms.base import Prepared, RenderedFile, register, template_env
+from netgen.platforms.base import Prepared, RenderedFile, register
 from netgen.platforms.custom import (
     PROVENANCE_FILE,
     CustomConfigError,
@@ -23,6 +23,7 @@ from netgen.platforms.custom import (
 from netgen.platforms.sonic.config_db import config_db as build_config_db
 from netgen.platforms.sonic.config_db import serialized
 from netgen.platforms.sonic.view import SonicView, build_view, port_alias
+from netgen.templating import template_env
 from netgen.topology.model import Device, Port
 
 
