@@ -5,7 +5,7 @@ counts; prints the wall time and where each device's time went (mean seconds per
 
     python benchmarks/deploy.py [--workers 1 5 20] [--via deploy rollout]
 
-The switches are the in-repo EOS emulator (netgen/lab/emulators/eos.py) on 127.0.0.1: network
+The switches are the in-repo EOS emulator (tests/support/eos_emulator.py) on 127.0.0.1: network
 latency is ~0, so the figures show netgen's and netmiko's own cost, not a WAN's.
 """
 
@@ -24,12 +24,14 @@ from pathlib import Path
 import yaml
 from click.testing import CliRunner
 
-from netgen.cli import cli
-from netgen.intent import load_fabric
-from netgen.lab.emulators.eos import EosDeviceSpec, EosFleet
-from netgen.topology import expand
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # the emulator is a test double: it lives in the checkout's tests/, not in netgen
+
+from netgen.cli import cli  # noqa: E402
+from netgen.intent import load_fabric  # noqa: E402
+from netgen.topology import expand  # noqa: E402
+from tests.support.eos_emulator import EosDeviceSpec, EosFleet  # noqa: E402
+
 MODELS = {"arista-7804r3a-36p-eos": "DCS-7804R3A", "arista-7808r3a-36p-eos": "DCS-7808R3A",
           "arista-7060x6-64pe-eos": "DCS-7060X6-64PE"}
 

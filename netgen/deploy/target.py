@@ -29,9 +29,8 @@ from netgen.deploy.ownership import Ownership, resolve
 from netgen.deploy.pipeline import select
 from netgen.intent import LoadedFabric
 from netgen.intent.secrets import SecretError, fill_files
-from netgen.lab.adapters import rendered_inputs
-from netgen.lab.plan import LabSliceError
-from netgen.platforms.base import RenderError
+from netgen.platforms.base import RenderError, RenderInputError
+from netgen.platforms.output_dir import RenderDirError, render_or_read
 from netgen.topology.selection import did_you_mean, terms_of
 
 
@@ -158,9 +157,10 @@ def prepare_target(ctx: DesignContext, fabric_file: Path, *, limit: str | None =
     edited: dict[str, str] = {}
     if render:
         try:
-            read = rendered_inputs(ctx, [ctx.topology.devices[n] for n in names], configs, accept_edited_configs)
+            read = render_or_read(ctx, [ctx.topology.devices[n] for n in names], configs,
+                                  accept_edited=accept_edited_configs)
             files, edited = read.files, read.edited
-        except LabSliceError as exc:
+        except (RenderDirError, RenderInputError) as exc:
             raise TargetError(str(exc)) from None
         except RenderError as exc:
             raise TargetError(f"render error (a netgen bug): {exc}", internal=True) from None

@@ -32,11 +32,11 @@ from netgen.lab.plan import (
     linux_ifname,
     select_devices,
 )
-from netgen.platforms.base import RenderInputError, template_env
+from netgen.platforms.base import RenderInputError
 from netgen.platforms.eos.view import build_view as eos_view
-from netgen.platforms.output_dir import RenderDirError, RenderDirFiles, read_render_dir
-from netgen.platforms.render import render_devices
+from netgen.platforms.output_dir import RenderDirError, RenderDirFiles, render_or_read
 from netgen.platforms.routing import BgpPlan
+from netgen.templating import template_env
 from netgen.topology.model import Device
 
 Adapter = Callable[[DesignContext, Device, Mapping[str, str]], NodeFacts]
@@ -140,26 +140,17 @@ def rendered_files(ctx: DesignContext, devices: list[Device], configs: Path | No
                    accept_edited: bool = False) -> dict[str, dict[str, str]]:
     """Each device's rendered files: rendered now (and checked, as `netgen render` does), or read
     from a `netgen render` output directory so the lab runs exactly the files under review."""
-    return rendered_inputs(ctx, devices, configs, accept_edited).files
+    return _rendered_inputs(ctx, devices, configs, accept_edited).files
 
 
-def rendered_inputs(ctx: DesignContext, devices: list[Device], configs: Path | None,
-                    accept_edited: bool = False) -> RenderDirFiles:
-    """rendered_files, and what vouches for them: files read from DIR are the ones its manifest
-    lists, regular files inside DIR only, checked as platforms/output_dir.py says; an edited one is
-    refused unless `accept_edited` (then named in `edited`). LabSliceError (exit 2) names the path."""
+def _rendered_inputs(ctx: DesignContext, devices: list[Device], configs: Path | None,
+                     accept_edited: bool) -> RenderDirFiles:
+    """platforms/output_dir.py's render_or_read, its input errors (the render directory's path, the
+    fabric file's block or secret) as LabSliceError: exit 2 like any input error."""
     try:
-        if configs is None:
-            rendered, _ = render_devices(ctx, devices)
-            return RenderDirFiles({name: {f.name: f.content for f in files} for name, files in rendered.items()},
-                                  authenticated=True)
-        return read_render_dir(configs, ctx, devices, accept_edited=accept_edited)
-    except RenderInputError as exc:  # the fabric file's block or secret, not netgen: exit 2 like any input error
+        return render_or_read(ctx, devices, configs, accept_edited=accept_edited)
+    except (RenderDirError, RenderInputError) as exc:
         raise LabSliceError(str(exc)) from None
-    except RenderDirError as exc:
-        raise LabSliceError(str(exc)) from None
-    except OSError as exc:
-        raise LabSliceError(f"cannot read the render directory {configs}: {exc.strerror or exc}") from None
 
 
 def lab_inputs(lab: str, ctx: DesignContext, request: SliceRequest, configs: Path | None = None,
@@ -170,7 +161,7 @@ def lab_inputs(lab: str, ctx: DesignContext, request: SliceRequest, configs: Pat
     `edited` ("device/file" -> why) for the caller to report."""
     check_lab_name(lab)
     devices = select_devices(ctx.topology, request)
-    read = rendered_inputs(ctx, devices, configs, accept_edited)
+    read = _rendered_inputs(ctx, devices, configs, accept_edited)
     files = read.files
     if edited is not None:
         edited.update(read.edited)

@@ -24,7 +24,8 @@ network, plus the SONiC device side the deploy tests talk to.
 Real: OpenSSH, the Linux bridge, veths and addresses, FRR, the kernel FIB, netmiko's `linux`
 driver on the client side. Emulated: SONiC's CLI and CONFIG_DB (see sonic_shim.py for exactly
 what), on the node's real kernel interfaces. EOS nodes run FRR stand-ins (adapters.py) and get a
-plain shell; there is no EOS CLI here.
+plain shell; there is no EOS CLI here. `shim_hooks` names a file of hooks the stand-in calls at
+fixed points (sonic_shim.py's docstring); the tests inject their faults that way.
 
 Device-owned keys. A real switch's CONFIG_DB holds values no generator writes. `seed_config_db`
 adds these to the rendered config_db.json to make a node's initial running CONFIG_DB (see
@@ -88,9 +89,6 @@ LOGIN_RECORDS = (Path("/var/log/wtmp"), Path("/var/log/btmp"), Path("/var/log/la
 DEVICE_OWNED: dict[str, tuple[str, ...]] = {"DEVICE_METADATA": ("mac", "platform")}
 ASIC_BY_VENDOR = {"Arista": "broadcom", "Mellanox": "mellanox", "Nvidia": "mellanox", "Dell": "broadcom",
                   "Celestica": "broadcom"}
-FAULTS = (sonic_shim.FAULT_APPLY_FAIL_AFTER, sonic_shim.FAULT_PFC_STORM, sonic_shim.FAULT_DROP_BEFORE_APPLY,
-          sonic_shim.FAULT_DROP_AFTER_APPLY, sonic_shim.FAULT_SLOW, sonic_shim.FAULT_DROP_AFTER_FRR_RELOAD,
-          sonic_shim.FAULT_DROP_BEFORE_DISARM, sonic_shim.FAULT_DROP_AFTER_DISARM, sonic_shim.FAULT_SAVE_FAIL)
 EMULATED_VERSION = "netgen-lab-emulated"  # build_version in /etc/sonic/sonic_version.yml
 
 # sshd listeners this process started, kept to reap them (and to keep Popen from warning).
@@ -339,14 +337,17 @@ def _device_facts(node: str, config: dict[str, Any]) -> dict[str, Any]:
             "emulated_by": "netgen/lab/sonic_shim.py"}
 
 
-def _write_sonic_dir(folder: Path, node: str, rendered: Mapping[str, Any], lldp_socket: Path) -> None:
+def _write_sonic_dir(folder: Path, node: str, rendered: Mapping[str, Any], lldp_socket: Path,
+                     shim_hooks: Path | None) -> None:
     config = seed_config_db(node, rendered)
-    for sub in (sonic_shim.RUNNING_DIR, sonic_shim.CHECKPOINTS_DIR, sonic_shim.FAULTS_DIR):
+    for sub in (sonic_shim.RUNNING_DIR, sonic_shim.CHECKPOINTS_DIR):
         (folder / sub).mkdir(parents=True, exist_ok=True)
     sonic_shim.write_json(folder / sonic_shim.RUNNING_DIR / sonic_shim.RUNNING_FILE, config)
     sonic_shim.write_json(folder / sonic_shim.SAVED_FILE, config)  # as if the box booted from it
     # `show lldp table` asks the node's lldpd (netns.py starts it) where SONiC asks its lldp container
     facts = {**_device_facts(node, config), "lldp_socket": str(lldp_socket)}
+    if shim_hooks is not None:
+        facts[sonic_shim.HOOKS_FACT] = str(shim_hooks)
     sonic_shim.write_json(folder / sonic_shim.DEVICE_FILE, facts)
     (folder / "sonic_version.yml").write_text(
         "# netgen lab: emulated SONiC (netgen/lab/sonic_shim.py), not a SONiC build\n"
@@ -356,12 +357,13 @@ def _write_sonic_dir(folder: Path, node: str, rendered: Mapping[str, Any], lldp_
     (folder / "frr").symlink_to("/etc/frr")
 
 
-def _passthrough() -> list[tuple[Path, str]]:
+def _passthrough(shim_hooks: Path | None) -> list[tuple[Path, str]]:
     """The top-level entries of the directories a node gets privately (root's home, /tmp) that
-    this interpreter, its prefixes and netgen live in (pyenv keeps Python in ~/.pyenv; CI may
-    clone the project under /tmp): they stay visible inside the node. (host path, node subdir)."""
+    this interpreter, its prefixes, netgen and the shim's hooks file live in (pyenv keeps Python in
+    ~/.pyenv; CI may clone the project under /tmp): they stay visible inside the node. (host path,
+    node subdir)."""
     needed = [Path(os.path.realpath(sys.executable)), Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
-              Path(netgen.__file__).resolve()]
+              Path(netgen.__file__).resolve(), *([shim_hooks] if shim_hooks is not None else [])]
     tops: set[tuple[Path, str]] = set()
     for path in needed:
         for root, sub in ((HOME, "home"), (Path("/tmp"), "tmp")):
@@ -372,7 +374,7 @@ def _passthrough() -> list[tuple[Path, str]]:
     return sorted(tops)
 
 
-def _write_shim_bin(folder: Path) -> None:
+def _write_shim_bin(folder: Path, hooks: bool) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     source = Path(netgen.__file__).resolve().parent.parent
     for program in sonic_shim.PROGRAMS:
@@ -407,9 +409,9 @@ def _write_shim_bin(folder: Path) -> None:
         "shift\n"
         '[ $# -gt 0 ] || { echo "usage: docker exec CONTAINER COMMAND [ARGS...]" >&2; exit 1; }\n'
         '"$@"\nrc=$?\n'
-        f'PYTHONPATH="{source}${{PYTHONPATH:+:$PYTHONPATH}}" "{sys.executable}" -m netgen.lab.sonic_shim drop-if'
-        f" {sonic_shim.FAULT_DROP_AFTER_FRR_RELOAD}\n"
-        "exit $rc\n")
+        + (f'PYTHONPATH="{source}${{PYTHONPATH:+:$PYTHONPATH}}" "{sys.executable}" -m netgen.lab.sonic_shim hook'
+           " after_docker_exec\n" if hooks else "")
+        + "exit $rc\n")
     for path in folder.iterdir():
         path.chmod(0o755)
 
@@ -417,26 +419,6 @@ def _write_shim_bin(folder: Path) -> None:
 def node_sonic_dir(backend: NetnsBackend, node: str) -> Path:
     """The host directory a SONiC node sees as /etc/sonic."""
     return _mgmt_dir(backend) / "nodes" / node / "sonic"
-
-
-def inject_fault(backend: NetnsBackend, node: str, fault: str, value: str = "") -> None:
-    """Arm a fault on a SONiC node: `apply-fail-after` (value N: the next config change command
-    fails after writing N changes), `pfc-storm` (value: queue names, one a line),
-    `drop-before-apply` / `drop-after-apply` (the SSH session dies before / after the next change
-    is applied; one-shot), `slow` (value: seconds every command waits), `drop-after-frr-reload`
-    (the session dies after the next `docker exec` command, i.e. an FRR reload; one-shot),
-    `drop-before-disarm` / `drop-after-disarm` / `save-fail` (every time: sonic_shim's docstring)."""
-    if fault not in FAULTS:
-        raise LabError(f"unknown fault {fault!r}; choose from {', '.join(FAULTS)}")
-    folder = node_sonic_dir(backend, node) / sonic_shim.FAULTS_DIR
-    if not folder.is_dir():
-        raise LabError(f"{node} has no SONiC stand-in (is management started, and is it a SONiC node?)")
-    (folder / fault).write_text(value)
-
-
-def clear_faults(backend: NetnsBackend, node: str) -> None:
-    for fault in FAULTS:
-        (node_sonic_dir(backend, node) / sonic_shim.FAULTS_DIR / fault).unlink(missing_ok=True)
 
 
 def sonic_config_dbs(plan_nodes: Mapping[str, Any], files: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
@@ -519,13 +501,14 @@ def _zebra(backend: NetnsBackend, node: str) -> int:
 def start_management(backend: NetnsBackend, nodes: Sequence[str] | None = None, *,
                      subnet: str | None = None, authorized_keys: str | None = None,
                      config_dbs: Mapping[str, Mapping[str, Any]] | None = None,
-                     timeout: float = START_TIMEOUT_S) -> dict[str, Endpoint]:
+                     shim_hooks: Path | None = None, timeout: float = START_TIMEOUT_S) -> dict[str, Endpoint]:
     """Give the lab's router nodes (default: all) SSH management access; see the module docstring.
 
     config_dbs: the rendered config_db.json per SONiC node (`sonic_config_dbs`); every SONiC node
     chosen needs one, as its initial running CONFIG_DB is seeded from it. authorized_keys: more
     public keys (authorized_keys lines) allowed to log in as root, besides the lab's own key.
-    Returns node -> Endpoint. On any failure everything created so far is removed again."""
+    shim_hooks: a Python file of hooks the SONiC stand-in calls (sonic_shim.py's docstring). Returns
+    node -> Endpoint. On any failure everything created so far is removed again."""
     missing = prerequisites()
     if missing:
         raise LabError("lab management needs: " + "; ".join(missing))
@@ -543,6 +526,7 @@ def start_management(backend: NetnsBackend, nodes: Sequence[str] | None = None, 
     zebras = {name: _zebra(backend, name) for name in chosen}
     sonic_nodes = [n for n in chosen if plan.nodes[n].nos == "sonic"]
     config_dbs = config_dbs or {}
+    shim_hooks = shim_hooks.resolve() if shim_hooks is not None else None  # the node reads it from any directory
     lacking = [n for n in sonic_nodes if n not in config_dbs]
     if lacking:
         raise LabError(f"SONiC node(s) {', '.join(lacking)} need their rendered config_db.json (config_dbs=)")
@@ -586,7 +570,7 @@ def start_management(backend: NetnsBackend, nodes: Sequence[str] | None = None, 
         (ssh_dir / "authorized_keys").write_text(keys)
         (ssh_dir / "authorized_keys").chmod(0o600)
         if sonic_nodes:
-            _write_shim_bin(mgmt / "bin")
+            _write_shim_bin(mgmt / "bin", hooks=shim_hooks is not None)
 
         for name in chosen:
             node_dir = mgmt / "nodes" / name
@@ -594,7 +578,7 @@ def start_management(backend: NetnsBackend, nodes: Sequence[str] | None = None, 
                 (node_dir / sub).mkdir(parents=True, exist_ok=True)
                 (node_dir / sub).chmod(mode)
             mounts = []
-            for top, sub in _passthrough():  # the shim's interpreter may live in ~ (pyenv) or /tmp (a CI clone)
+            for top, sub in _passthrough(shim_hooks):  # the shim's Python may be in ~ (pyenv) or /tmp (CI)
                 inside = node_dir / sub / top.name
                 if top.is_dir():
                     inside.mkdir(exist_ok=True)
@@ -607,8 +591,9 @@ def start_management(backend: NetnsBackend, nodes: Sequence[str] | None = None, 
                 (node_dir / record.name).chmod(record.stat().st_mode & 0o777)
                 mounts.append((node_dir / record.name, record))
             if name in sonic_nodes:
-                _write_sonic_dir(node_dir / "sonic", name, config_dbs[name], backend.lldp_socket(name))
-                mounts += [(node_dir / "sonic", SONIC_ETC), (mgmt / "bin", SHIM_BIN)]
+                _write_sonic_dir(node_sonic_dir(backend, name), name, config_dbs[name], backend.lldp_socket(name),
+                                 shim_hooks)
+                mounts += [(node_sonic_dir(backend, name), SONIC_ETC), (mgmt / "bin", SHIM_BIN)]
             (node_dir / "sshd_config").write_text(_sshd_config(node_dir, ssh_dir, state["nodes"][name]["address"]))
             state["nodes"][name]["mounts"] = [[str(s), str(t)] for s, t in mounts]
         _save(state_path, state)

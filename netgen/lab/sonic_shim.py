@@ -34,23 +34,22 @@ What is not emulated: the ASIC and everything behind CONFIG_DB (orchagent, buffe
 programming, PFC watchdog detection), GCU's dependency sorter (changes are ordered by a fixed
 table rank instead), SonicYang-format patches, multi-ASIC namespaces, `config reload/load`.
 
-Faults for tests, as flag files under `/etc/sonic/faults/` (the host side writes them,
-`endpoints.inject_fault`):
+Hooks. Whoever starts the lab's management may name a Python file of hooks
+(`endpoints.start_management(shim_hooks=...)`, recorded in DEVICE_FILE); every command loads it and
+calls the functions it defines, at these points (the tests inject faults this way:
+tests/support/sonic_faults.py). None of them is called when no file is named.
 
-* `apply-fail-after` holding N: the next apply-patch / replace / rollback fails after its N-th
-  change was written (one-shot: the file is removed when it fires).
-* `pfc-storm` holding queue names (`Ethernet0:3`, one a line; empty = the first PFC-enabled
-  queue): `pfcwd show stats` reports them stormed and `--check-storm` exits 1.
-* `drop-before-apply` / `drop-after-apply`: the next apply-patch / replace / rollback kills its
-  SSH session (the login shell) before / after writing its changes: a dropped connection
-  (one-shot).
-* `slow` holding seconds: every command waits that long first (a slow control plane).
-* `drop-after-frr-reload`: the next `docker exec bgp ...` (frr-reload.py) runs, then the SSH
-  session dies (one-shot).
-* `drop-before-disarm` / `drop-after-disarm`: every `systemctl stop` (disarming a timer) kills its
-  SSH session before / after it stops the timer, for as long as the flag is there: a confirm whose
-  answer is lost every time, never reaching the switch or reaching it.
-* `save-fail`: every `config save` fails (the file cannot be written), for as long as the flag is there.
+* `before_command(program)`: before any command runs.
+* `before_apply()` / `after_apply()`: around writing the changes of an apply-patch / replace /
+  rollback (not a dry run).
+* `before_write(number, count)`: before the number-th of its count changes is written; a message
+  returned fails the command there, the changes before it staying applied.
+* `before_disarm()` / `after_disarm()`: around `systemctl stop` (disarming a timer).
+* `after_docker_exec()`: after the `docker exec` stand-in ran its command (`hook after_docker_exec`).
+* `before_save(path)`: in `config save`, before it writes path; a message returned fails the save
+  as a shell redirection that cannot write fails (the message on stderr, exit 2).
+* `stormed(queues)`: which of the watched queues `pfcwd show stats` reports stormed (PFC storm
+  detection is not emulated: none, without hooks).
 
 Also emulated: transient timers, as `systemd-run --on-active=SECONDS --unit=NAME COMMAND...` makes
 them on a SONiC box (systemd-run(1)), with `systemctl stop|is-active NAME.timer`: a detached
@@ -63,6 +62,8 @@ from __future__ import annotations
 import contextlib
 import copy
 import fcntl
+import functools
+import importlib.util
 import json
 import os
 import re
@@ -74,6 +75,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from types import ModuleType
 from typing import Any, NoReturn
 from xml.etree import ElementTree
 
@@ -83,20 +85,12 @@ RUNNING_FILE = "config_db.json"
 SAVED_FILE = "config_db.json"
 CHECKPOINTS_DIR = "checkpoints"
 CHECKPOINT_EXT = ".cp.json"
-FAULTS_DIR = "faults"
-FAULT_APPLY_FAIL_AFTER = "apply-fail-after"
-FAULT_PFC_STORM = "pfc-storm"
-FAULT_DROP_BEFORE_APPLY = "drop-before-apply"  # one-shot: the SSH session dies before a change applies
-FAULT_DROP_AFTER_APPLY = "drop-after-apply"  # one-shot: ... after the change is applied
-FAULT_SLOW = "slow"  # seconds every command waits before it runs (a slow control plane)
-DEVICE_FILE = "netgen_lab.json"  # per-node facts written by endpoints.py (rdma_hash, serial, asic)
+DEVICE_FILE = "netgen_lab.json"  # per-node facts written by endpoints.py (rdma_hash, serial, asic, shim_hooks)
+HOOKS_FACT = "shim_hooks"  # DEVICE_FILE's key naming the hooks file (see the module docstring), if any
+SHELL_HOOKS = ("after_docker_exec",)  # the hook points the shell stand-ins call (`hook POINT`)
 SCOPE = "localhost"  # GCU's name for the host namespace on a single-ASIC box
 PROGRAMS = ("config", "show", "pfc", "pfcwd", "sonic-cfggen", "systemd-run", "systemctl")
 TIMERS_DIR = "timers"  # transient timers of the systemd-run stand-in: <unit>.timer.json
-FAULT_DROP_AFTER_FRR_RELOAD = "drop-after-frr-reload"  # one-shot: checked by the `docker exec` stand-in
-FAULT_DROP_BEFORE_DISARM = "drop-before-disarm"  # every time: `systemctl stop` kills its session first
-FAULT_DROP_AFTER_DISARM = "drop-after-disarm"  # every time: ... after stopping the timer
-FAULT_SAVE_FAIL = "save-fail"  # every time: `config save` cannot write the file
 # GCU's validate_field_operation: removals it refuses whatever YANG says.
 ILLEGAL_REMOVALS = ("/PFC_WD/GLOBAL/POLL_INTERVAL", "/PFC_WD/GLOBAL", "/LOOPBACK_INTERFACE/Loopback0")
 ADDRESS_TABLES = ("INTERFACE", "LOOPBACK_INTERFACE", "VLAN_INTERFACE")
@@ -170,6 +164,26 @@ def device_facts() -> dict[str, Any]:
         if isinstance(data, dict):
             return data
     return {}
+
+
+@functools.cache
+def _hooks() -> ModuleType | None:
+    """The hooks file DEVICE_FILE names, loaded once per command (None: no hooks)."""
+    path = device_facts().get(HOOKS_FACT)
+    if not path:
+        return None
+    spec = importlib.util.spec_from_file_location("netgen_lab_shim_hooks", path)
+    if spec is None or spec.loader is None:
+        raise ShimError(f"{path}: not a Python file (the lab's {HOOKS_FACT})")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def hook(point: str, *args: Any) -> Any:
+    """Call the hooks' function of that point, if it defines one; what it returns (None without)."""
+    function = getattr(_hooks(), point, None)
+    return function(*args) if callable(function) else None
 
 
 @contextlib.contextmanager
@@ -400,15 +414,6 @@ def _log(title: str, message: str) -> None:
     print(f"{title}: {message}")  # GCU's TitledLogger, printing to the console
 
 
-def _fault_limit() -> int | None:
-    """The apply-fail-after fault: how many changes may be written before the next one fails."""
-    try:
-        text = (etc() / FAULTS_DIR / FAULT_APPLY_FAIL_AFTER).read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    return int(text) if text.isdigit() else 0
-
-
 def gcu_apply(patch: Json, *, dry_run: bool) -> None:
     """PatchApplier.apply + StrictPatchSorter's checks, then the changes written one by one."""
     title = "Patch Applier"
@@ -451,16 +456,12 @@ def gcu_apply(patch: Json, *, dry_run: bool) -> None:
         _log(title, f"  * {change.describe()}")
     if dry_run:
         return
-    _drop_if(FAULT_DROP_BEFORE_APPLY)
-    limit = _fault_limit()
+    hook("before_apply")
     current = copy.deepcopy(old)
     for number, change in enumerate(changes, 1):
-        if limit is not None and number > limit:
-            (etc() / FAULTS_DIR / FAULT_APPLY_FAIL_AFTER).unlink(missing_ok=True)  # one-shot
-            done = number - 1
-            raise ShimError(f"Failed to apply change {number} of {count}: ConfigDB did not take it (netgen lab"
-                            f" fault {FAULT_APPLY_FAIL_AFTER}={limit}); the {done} change{'s' if done != 1 else ''}"
-                            " before it stay applied")
+        failure = hook("before_write", number, count)
+        if failure:
+            raise ShimError(str(failure))
         before = current.get(change.table, {}).get(change.key)
         apply_change(current, change)
         write_json(running_path(), current)
@@ -469,20 +470,7 @@ def gcu_apply(patch: Json, *, dry_run: bool) -> None:
     if make_patch(load_running(), target):
         raise ShimError(f"{SCOPE}: after applying patch to config, there are still some parts not updated")
     _log(title, f"{SCOPE} patch application completed.")
-    _drop_if(FAULT_DROP_AFTER_APPLY)
-
-
-def _drop_if(fault: str, *, every_time: bool = False) -> None:
-    """Connection-drop faults: kill this SSH session's login shell (the session leader), which
-    closes the channel as a dropped connection would. One-shot (the flag goes first) unless
-    `every_time`."""
-    flag = etc() / FAULTS_DIR / fault
-    if flag.exists():
-        if not every_time:
-            flag.unlink(missing_ok=True)
-        sys.stdout.flush()
-        os.kill(os.getsid(0), signal.SIGKILL)
-        time.sleep(5)  # never reached in practice: the session is gone
+    hook("after_apply")
 
 
 def gcu_replace(target: Json, *, dry_run: bool) -> None:
@@ -689,9 +677,9 @@ def cmd_config(args: list[str]) -> int:
             if answer.strip().lower() not in ("y", "yes"):
                 fail("Aborted!")
         print(f"Running command: /usr/local/bin/sonic-cfggen -d --print-data > {etc() / SAVED_FILE}")
-        if (etc() / FAULTS_DIR / FAULT_SAVE_FAIL).exists():  # the shell's redirection fails: exit 2, as sh's
-            print(f"/bin/sh: 1: cannot create {etc() / SAVED_FILE}: No space left on device (netgen lab fault"
-                  f" {FAULT_SAVE_FAIL})", file=sys.stderr)
+        failure = hook("before_save", etc() / SAVED_FILE)
+        if failure:  # the shell's redirection fails: exit 2, as sh's
+            print(str(failure), file=sys.stderr)
             return 2
         write_json(etc() / SAVED_FILE, load_running())
         return 0
@@ -862,13 +850,8 @@ def pfcwd_queues(config: Config) -> list[str]:
 
 
 def stormed_queues(config: Config) -> set[str]:
-    path = etc() / FAULTS_DIR / FAULT_PFC_STORM
-    try:
-        listed = [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    except OSError:
-        return set()
-    queues = pfcwd_queues(config)
-    return set(listed) if listed else set(queues[:1])
+    """The watched queues in a PFC storm: what the hooks say (storm detection is not emulated)."""
+    return set(hook("stormed", pfcwd_queues(config)) or ())
 
 
 def cmd_pfcwd(args: list[str]) -> int:
@@ -966,9 +949,9 @@ def cmd_systemctl(args: list[str]) -> int:
                    else _timer_path(unit)).exists() for unit in args[1:]]
         print("\n".join("active" if on else "inactive" for on in active))
         return 0 if any(active) else 3
-    _drop_if(FAULT_DROP_BEFORE_DISARM, every_time=True)
+    hook("before_disarm")
     code = _stop_timer(_timer_path(args[1]))
-    _drop_if(FAULT_DROP_AFTER_DISARM, every_time=True)  # its answer is lost, whatever it was
+    hook("after_disarm")
     return code
 
 
@@ -986,11 +969,11 @@ def _stop_timer(path: Path) -> int:
     return 0
 
 
-def cmd_drop_if(args: list[str]) -> int:
-    """`drop-if FAULT`: the connection-drop fault of that name, if armed (for the shell stand-ins)."""
-    if len(args) != 1:
-        raise UsageError("one fault name", "drop-if FAULT")
-    _drop_if(args[0])
+def cmd_hook(args: list[str]) -> int:
+    """`hook POINT`: the hooks' function of that point, for the shell stand-ins (SHELL_HOOKS)."""
+    if len(args) != 1 or args[0] not in SHELL_HOOKS:
+        raise UsageError(f"one hook point of {', '.join(SHELL_HOOKS)}", "hook POINT")
+    hook(args[0])
     return 0
 
 
@@ -1004,7 +987,7 @@ def cmd_sonic_cfggen(args: list[str]) -> int:
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "config": cmd_config, "show": cmd_show, "pfc": cmd_pfc, "pfcwd": cmd_pfcwd, "sonic-cfggen": cmd_sonic_cfggen,
     "systemd-run": cmd_systemd_run, "systemctl": cmd_systemctl, "timer-fire": cmd_timer_fire,
-    "drop-if": cmd_drop_if,  # the `docker exec` stand-in's fault hook
+    "hook": cmd_hook,  # the `docker exec` stand-in's hook point
 }
 
 
@@ -1015,9 +998,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"usage: python -m netgen.lab.sonic_shim {{{','.join(COMMANDS)}}} ARGS...", file=sys.stderr)
         return 2
     program, rest = args[0], args[1:]
-    with contextlib.suppress(OSError, ValueError):  # the slow-device fault
-        time.sleep(float((etc() / FAULTS_DIR / FAULT_SLOW).read_text().strip() or 0))
     try:
+        hook("before_command", program)
         return COMMANDS[program](rest)
     except UsageError as exc:
         print(f"Usage: {exc.usage}\nTry \"{exc.usage.split(' [')[0]} -h\" for help.\n\nError: {exc}", file=sys.stderr)

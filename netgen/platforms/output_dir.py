@@ -1,5 +1,6 @@
 """Reading a `netgen render` output directory back: the files a push or a lab takes from
-`--configs DIR` (`netgen deploy`, `check`, `recover`, `rollout`, the Ansible module, `netgen lab`).
+`--configs DIR` (`netgen deploy`, `check`, `recover`, `rollout`, the Ansible module, `netgen lab`),
+or, without DIR, rendered now (render_or_read).
 
 The render cache's rules, read-only: only regular files inside DIR are read, and nothing is
 followed through a symbolic link (DIR, a device folder or a file that is a link is refused, with or
@@ -31,7 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from netgen.context import DesignContext
-from netgen.platforms.render import MARKER, MARKER_LIMIT, NAMED, output_path, parse_marker, render_devices
+from netgen.output.inspection import NAMED, output_path
+from netgen.output.manifest import MARKER, MARKER_LIMIT, parse_marker
+from netgen.platforms.render import render_devices
 from netgen.topology.model import Device
 
 EDITED_FLAG = "--accept-edited-configs"  # what a user passes to push edited files as they are
@@ -113,6 +116,23 @@ def read_render_dir(configs: Path, ctx: DesignContext, devices: list[Device], *,
         return _read_render_dir(configs, ctx, devices, accept_edited)
     except _Refused as exc:
         raise _refusal(configs, exc) from None
+
+
+def render_or_read(ctx: DesignContext, devices: list[Device], configs: Path | None, *,
+                   accept_edited: bool = False) -> RenderDirFiles:
+    """The files of `devices` a push or a lab takes: rendered now (and checked, as `netgen render`
+    does) when `configs` is None, else read from that render directory (read_render_dir: the files
+    its manifest lists, an edited one refused unless `accept_edited`, then named in `edited`).
+    Input, exit 2: RenderDirError names the path (what the OS refuses included), RenderInputError
+    the fabric file's block or secret; RenderError is a netgen bug."""
+    if configs is None:
+        rendered, _ = render_devices(ctx, devices)
+        return RenderDirFiles({name: {f.name: f.content for f in files} for name, files in rendered.items()},
+                              authenticated=True)
+    try:
+        return read_render_dir(configs, ctx, devices, accept_edited=accept_edited)
+    except OSError as exc:
+        raise RenderDirError(f"cannot read the render directory {configs}: {exc.strerror or exc}", configs) from None
 
 
 def _read_render_dir(configs: Path, ctx: DesignContext, devices: list[Device], accept_edited: bool) -> RenderDirFiles:
@@ -223,4 +243,4 @@ def _named(paths: list[str]) -> str:
     return ", ".join(paths[:NAMED]) + more
 
 
-__all__ = ["EDITED_FLAG", "RenderDirError", "RenderDirFiles", "read_render_dir"]
+__all__ = ["EDITED_FLAG", "RenderDirError", "RenderDirFiles", "read_render_dir", "render_or_read"]

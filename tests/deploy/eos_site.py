@@ -1,5 +1,5 @@
 """An EOS site for the deploy tests: the small example's (or any fabric's) EOS switches as emulated
-devices (netgen/lab/emulators/eos.py) behind real SSH, with a deploy.yaml pointing at them and the
+devices (tests/support/eos_emulator.py) behind real SSH, with a deploy.yaml pointing at them and the
 login in NETGEN_USERNAME / NETGEN_PASSWORD. State is read from the emulator, never from netgen."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import yaml
 
 from netgen.intent import load_fabric
 from netgen.intent.secrets import fill_placeholders
-from netgen.lab.emulators.eos import EosDeviceSpec, EosFleet
 from tests.conftest import run_cli, topology_of
+from tests.support.eos_emulator import EosDeviceSpec, EosFleet
 
 MODELS = {"arista-7804r3a-36p-eos": "DCS-7804R3A", "arista-7808r3a-36p-eos": "DCS-7808R3A",
           "arista-7060x6-64pe-eos": "DCS-7060X6-64PE"}

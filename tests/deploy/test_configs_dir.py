@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from netgen.deploy.target import TargetError, load_context, prepare_target
-from netgen.platforms.render import MARKER
+from netgen.output.manifest import MARKER
 from tests.conftest import SMALL, run_cli
 from tests.deploy.eos_site import make_site
 

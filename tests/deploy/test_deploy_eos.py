@@ -1,4 +1,4 @@
-"""`netgen deploy` end to end against the EOS emulator (netgen/lab/emulators/eos.py): real Nornir,
+"""`netgen deploy` end to end against the EOS emulator (tests/support/eos_emulator.py): real Nornir,
 netmiko `arista_eos`, SSH with host keys checked, config sessions with commit timers.
 
 Device state is read from the emulator itself, never from netgen's report, so a report that says

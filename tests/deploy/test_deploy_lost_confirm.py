@@ -1,4 +1,4 @@
-"""A confirm whose answer is lost, every time it is sent, on the EOS emulator (netgen/lab/emulators/eos.py)
+"""A confirm whose answer is lost, every time it is sent, on the EOS emulator (tests/support/eos_emulator.py)
 over real SSH, Nornir and netmiko: what the report says is what netgen read back from the switch
 afterwards (confirmed and saved, confirmed but not saved, still waiting for the confirm, or nothing
 readable), and `netgen recover` finishes each from the journal. Every expectation about the switch

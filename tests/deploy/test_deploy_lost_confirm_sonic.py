@@ -17,10 +17,10 @@ import pytest
 
 from netgen.deploy.journal import default_path
 from netgen.deploy.journal import read as read_journal
-from netgen.lab import endpoints
 from tests.conftest import run_cli
 from tests.deploy.test_deploy_sonic import MISSING, Site, _leftovers, sonic_site
 from tests.lab.conftest import lab_root  # noqa: F401  (autouse: the private NETGEN_LAB_ROOT)
+from tests.support import sonic_faults
 
 pytestmark = [pytest.mark.deploy,
               pytest.mark.skipif(bool(MISSING), reason="the SONiC deploy path needs " + "; ".join(MISSING))]
@@ -35,13 +35,13 @@ def site(tmp_path_factory) -> Iterator[Site]:
 
 
 def _deploy_with(site, *faults: str) -> tuple[int, dict, dict]:
-    endpoints.clear_faults(site.lab, NODE)
+    sonic_faults.clear_faults(site.lab, NODE)
     for fault in faults:
-        endpoints.inject_fault(site.lab, NODE, fault)
+        sonic_faults.inject_fault(site.lab, NODE, fault)
     try:
         result = run_cli("deploy", str(site.fabric), "--limit", NODE, "--json")
     finally:
-        endpoints.clear_faults(site.lab, NODE)
+        sonic_faults.clear_faults(site.lab, NODE)
     assert "Traceback" not in result.output
     report = json.loads(result.stdout)
     return result.exit_code, report, report["devices"][NODE]

@@ -39,6 +39,7 @@ from tests.lab.conftest import (
     lab_name,
     lab_root,  # noqa: F401  (autouse fixture: private NETGEN_LAB_ROOT)
 )
+from tests.support import sonic_faults
 
 MISSING = lab_prerequisites() + endpoints.prerequisites()
 pytestmark = [pytest.mark.deploy,
@@ -111,7 +112,8 @@ def sonic_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         assert all(r.ok for r in results), [r for r in results if not r.ok][:5]
         # converged: as a deploy leaves them, the TACACS+ key filled in (services.aaa)
         seeded = fill_files(files, loaded.fabric.shared_secrets())
-        eps = endpoints.start_management(backend, RTSWS, config_dbs=endpoints.sonic_config_dbs(plan.nodes, seeded))
+        eps = endpoints.start_management(backend, RTSWS, config_dbs=endpoints.sonic_config_dbs(plan.nodes, seeded),
+                                         shim_hooks=sonic_faults.HOOKS)
         folder = tmp_path_factory.mktemp("sonic-site")
         shutil.copy(SMALL, folder / "fabric.yaml")
         shutil.copytree(SMALL.parent / "secrets", folder / "secrets")  # the files the fabric refers to
@@ -229,7 +231,7 @@ def test_4_a_patch_failing_half_way_is_rolled_back_exactly(site):
     checkpoint must bring back exactly the old CONFIG_DB."""
     site.edit({"qos.lossless.weight": 70, "qos.classes.0.weight": 30})
     old = {n: site.running(n) for n in RTSWS}
-    endpoints.inject_fault(site.lab, "z01-rtsw001", "apply-fail-after", "1")
+    sonic_faults.inject_fault(site.lab, "z01-rtsw001", "apply-fail-after", "1")
     code, report = site.deploy()
     canary = report["devices"]["z01-rtsw001"]
     assert code == 1 and canary["status"] == "rolled_back", canary["error"]
@@ -268,12 +270,12 @@ def test_5b_connection_drops_and_a_slow_device(site, fault, value, status, ends_
     weight = 45 if ends_on == "old" else 55
     site.edit({"qos.lossless.weight": weight, "qos.classes.0.weight": 100 - weight})
     old = site.running("z01-rtsw001")
-    endpoints.inject_fault(site.lab, "z01-rtsw001", fault, value)
+    sonic_faults.inject_fault(site.lab, "z01-rtsw001", fault, value)
     try:
         result = run_cli("deploy", str(site.fabric), "--limit", "z01-rtsw001", "--json")
         report = json.loads(result.stdout)
     finally:
-        endpoints.clear_faults(site.lab, "z01-rtsw001")
+        sonic_faults.clear_faults(site.lab, "z01-rtsw001")
     outcome = report["devices"]["z01-rtsw001"]
     assert outcome["status"] == status, outcome["error"]
     running = site.running("z01-rtsw001")
@@ -330,12 +332,12 @@ def test_5d_a_drop_after_the_frr_reload_rolls_back_config_db_and_frr(site):
     site.edit({"asn.ctsw_base": 4200000000, "bgp.keepalive_s": 4, "bgp.hold_s": 12, "qos.lossless.weight": 40,
                "qos.classes.0.weight": 60})
     old_db, old_disk, old_frr = site.running(node), site.frr(node), _frr_running(site, node)
-    endpoints.inject_fault(site.lab, node, "drop-after-frr-reload")
+    sonic_faults.inject_fault(site.lab, node, "drop-after-frr-reload")
     try:
         result = run_cli("deploy", str(site.fabric), "--limit", node, "--json")
         report = json.loads(result.stdout)
     finally:
-        endpoints.clear_faults(site.lab, node)
+        sonic_faults.clear_faults(site.lab, node)
     outcome = report["devices"][node]
     assert result.exit_code == 1 and outcome["status"] == "rolled_back", outcome["error"]
     assert outcome["readback"]["holds"] == "old" and outcome["readback"]["pending"] == ""

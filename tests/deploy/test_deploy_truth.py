@@ -1,5 +1,5 @@
 """A deploy report says what the device holds, read back from it, and an interrupted change is
-finished from its journal: faults injected into the EOS emulator (netgen/lab/emulators/eos.py)
+finished from its journal: faults injected into the EOS emulator (tests/support/eos_emulator.py)
 over real SSH, Nornir and netmiko. Every expectation is read from the emulated switch itself
 (running-config, startup-config, pending sessions), never from netgen's report."""
 

@@ -23,8 +23,8 @@ from nornir import InitNornir
 from nornir.core.task import Result, Task
 from nornir_netmiko.tasks import netmiko_send_command, netmiko_send_config
 
-from netgen.lab.emulators.eos import EosDeviceSpec, EosFleet
 from tests.deploy.eos_site import masked_keys
+from tests.support.eos_emulator import EosDeviceSpec, EosFleet
 
 pytestmark = pytest.mark.deploy
 

@@ -34,6 +34,7 @@ from tests.lab.conftest import (
     lab_name,
     lab_root,  # noqa: F401  (autouse: the private NETGEN_LAB_ROOT)
 )
+from tests.support import sonic_faults
 
 try:
     from netmiko import ConnectHandler, file_transfer
@@ -99,7 +100,7 @@ def lab() -> Iterator[SonicLab]:
     backend.build(plan)
     state = SonicLab(name, backend, plan, endpoints.sonic_config_dbs(plan.nodes, files), {}, before, sshd_before)
     try:
-        state.eps = endpoints.start_management(backend, config_dbs=state.rendered)
+        state.eps = endpoints.start_management(backend, config_dbs=state.rendered, shim_hooks=sonic_faults.HOOKS)
         yield state
     finally:
         take_down(state)
@@ -269,7 +270,7 @@ def test_interface_address_change_reaches_the_kernel_and_fib(lab, tmp_path):
 
 def test_failure_mid_patch_leaves_partial_state_that_rollback_repairs(lab, tmp_path):
     assert run(lab, SONIC, "config checkpoint pre3")[0] == 0
-    endpoints.inject_fault(lab.backend, SONIC, "apply-fail-after", "2")
+    sonic_faults.inject_fault(lab.backend, SONIC, "apply-fail-after", "2")
     path = put(lab, SONIC, tmp_path, "mid.json", [
         {"op": "replace", "path": "/PORT/Ethernet448/description", "value": "half"},  # change 1 (PORT)
         {"op": "add", "path": "/INTERFACE/Ethernet448|10.99.1.1~131", "value": {}},  # change 2 (INTERFACE)
@@ -312,13 +313,13 @@ def test_precheck_commands(lab):
 
 def test_pfc_storm_fault_fails_the_storm_check(lab):
     assert run(lab, SONIC, "pfcwd show stats --check-storm")[0] == 0
-    endpoints.inject_fault(lab.backend, SONIC, "pfc-storm", "Ethernet0:3\n")
+    sonic_faults.inject_fault(lab.backend, SONIC, "pfc-storm", "Ethernet0:3\n")
     try:
         assert run(lab, SONIC, "sudo pfcwd show stats --check-storm")[0] == 1
         rc, text = run(lab, SONIC, "show pfcwd stats")
         assert rc == 0 and "Ethernet0:3   stormed" in text
     finally:
-        endpoints.clear_faults(lab.backend, SONIC)
+        sonic_faults.clear_faults(lab.backend, SONIC)
     assert run(lab, SONIC, "pfcwd show stats --check-storm")[0] == 0
 
 

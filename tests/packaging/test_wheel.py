@@ -1,12 +1,16 @@
 """The built wheel works without the checkout: templates, roles and the catalog travel inside it
-(setup.py, netgen/resources.py). Built with pip from this repository, installed into a fresh venv
-(netgen's dependencies come from the test environment, read-only), run from outside the checkout."""
+(setup.py, netgen/resources.py), and the test doubles stay out of it (tests/support). Built with pip
+from this repository, installed into a fresh venv (netgen's dependencies come from the test
+environment, read-only), run from outside the checkout."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
+from email.parser import Parser
 from pathlib import Path
 
 import pytest
@@ -18,16 +22,33 @@ pytestmark = pytest.mark.package
 ROOT = Path(__file__).resolve().parents[2]
 
 
+BUILD_INPUTS = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "netgen", "templates", "roles")
+
+
 @pytest.fixture(scope="module")
-def venv(tmp_path_factory) -> Path:
+def wheel(tmp_path_factory) -> Path:
+    """The wheel pip builds from this repository's sources, copied first: setuptools builds in the
+    source's build/ and never empties it, so a wheel built in a checkout would still carry a module
+    removed since an earlier build there."""
+    where = tmp_path_factory.mktemp("wheel")
+    source = where / "source"
+    source.mkdir()
+    for name in BUILD_INPUTS:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.py[co]"))
+        else:
+            shutil.copy2(ROOT / name, source / name)
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(where / "dist"),
+                           str(source)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return next((where / "dist").glob("netgen_fabric-*.whl"))  # the distribution netgen-fabric
+
+
+@pytest.fixture(scope="module")
+def venv(wheel: Path) -> Path:
     """A venv holding only the built wheel; a .pth line lends it this environment's site-packages
     for the dependencies (its .pth files, the editable install's finder among them, are not read)."""
-    where = tmp_path_factory.mktemp("wheel")
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(where / "dist"),
-                           str(ROOT)], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    wheel = next((where / "dist").glob("netgen_fabric-*.whl"))  # the distribution netgen-fabric
-    env = where / "venv"
+    env = wheel.parent.parent / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
     python = env / "bin" / "python"
     purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -63,9 +84,22 @@ def test_the_installed_package_is_the_wheel_with_its_data(venv, tmp_path):
     assert metadata == "netgen-fabric"
 
 
-def test_validate_and_render_outside_the_checkout_match_the_checkouts_render(venv, tmp_path):
-    import shutil  # noqa: PLC0415
+def test_the_wheel_carries_no_test_double_and_needs_no_asyncssh(wheel):
+    """The EOS emulator and the SONiC stand-in's faults are tests' (tests/support): none of it is in
+    the wheel, and asyncssh, which only the emulator uses, is needed only with the test extra."""
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+        requires = Parser().parsestr(archive.read(metadata).decode()).get_all("Requires-Dist") or []
+    assert {n.split("/")[0] for n in names} == {"netgen", metadata.split("/")[0]}  # no tests/ package
+    assert not [n for n in names if "emulators" in n.split("/")]
+    doubles = {p.name for p in (ROOT / "tests" / "support").glob("*.py") if p.name != "__init__.py"}
+    assert doubles and not [n for n in names if Path(n).name in doubles]
+    asyncssh = [r for r in requires if r.split(";")[0].strip().lower().startswith("asyncssh")]
+    assert asyncssh and all('extra == "test"' in r for r in asyncssh), requires
 
+
+def test_validate_and_render_outside_the_checkout_match_the_checkouts_render(venv, tmp_path):
     site = tmp_path / "small"
     shutil.copytree(SMALL.parent, site)
     assert _netgen(venv, tmp_path, "validate", str(site)).returncode == 0
@@ -82,8 +116,6 @@ def test_validate_and_render_outside_the_checkout_match_the_checkouts_render(ven
 
 def test_diff_of_a_fabric_repository_that_holds_no_netgen(venv, tmp_path):
     """A user's repository of fabric files: each revision is rendered by the installed netgen."""
-    import shutil  # noqa: PLC0415
-
     repo = tmp_path / "fabrics"
     shutil.copytree(SMALL.parent, repo / "small")
     git = ["git", "-C", str(repo), "-c", "user.email=ci@example.net", "-c", "user.name=ci"]
