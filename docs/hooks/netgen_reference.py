@@ -13,6 +13,7 @@ replaces with the Markdown that GENERATORS[NAME] returns (nothing generated is c
                   examples are the tested ones; each failing example is also validated here, at
                   build time, and its real finding shown
   layout          the packages and modules of netgen/, from their docstrings
+  api             netgen.api's public names (its __all__): signatures, fields and docstrings
 
 The hook imports nothing from mkdocs, so tests/docs/test_docs.py calls the generators directly.
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
 import functools
 import inspect
 import json
@@ -592,6 +594,85 @@ def layout() -> str:
     return "\n".join(out) + "\n"
 
 
+# --- the public API ---------------------------------------------------------------------------------
+_SECTION = re.compile(r"^(Args|Returns|Raises|Attributes):$")
+
+
+def _default(value: Any) -> str:
+    """A parameter's default as written: a function or class by its name (never its address)."""
+    return getattr(value, "__name__", None) or repr(value)
+
+
+def _signature(name: str, item: Any) -> str:
+    """`def name(...) -> ...` with the annotations as written in the source (netgen.api postpones them)."""
+    signature = inspect.signature(item)
+    params, keyword_only = [], False
+    for param in signature.parameters.values():
+        if param.kind is param.KEYWORD_ONLY and not keyword_only:
+            params.append("*")
+            keyword_only = True
+        piece = param.name if param.kind is not param.VAR_KEYWORD else f"**{param.name}"
+        if param.annotation is not param.empty:
+            piece += f": {param.annotation}"
+        if param.default is not param.empty:
+            piece += f" = {_default(param.default)}"
+        params.append(piece)
+    returns = "" if signature.return_annotation is signature.empty else f" -> {signature.return_annotation}"
+    return f"def {name}({', '.join(params)}){returns}"
+
+
+def _docstring(doc: str) -> list[str]:
+    """A Google-style docstring as Markdown: its paragraphs, then each section (Args, Returns,
+    Raises, Attributes) as a bold title over a list, an entry per `name: text` line."""
+    out: list[str] = []
+    for block in re.split(r"\n\s*\n", inspect.cleandoc(doc)) if doc else []:
+        lines = block.splitlines()
+        if not _SECTION.match(lines[0].strip()):
+            out.append(text(" ".join(line.strip() for line in lines)))
+            continue
+        entries: list[str] = []
+        for line in lines[1:]:  # an entry at four spaces, its continuation lines further in
+            if (line.startswith("    ") and not line.startswith("     ")) or not entries:
+                entries.append(line.strip())
+            else:
+                entries[-1] += " " + line.strip()
+        items = []
+        for entry in entries:
+            head, sep, rest = entry.partition(": ")
+            is_name = sep and re.fullmatch(r"[\w.,* ]+", head) is not None
+            items.append(f"* {code(head)}: {text(rest)}" if is_name else f"* {text(entry)}")
+        out.append(f"**{lines[0].strip().rstrip(':')}**\n\n" + "\n".join(items))
+    return out
+
+
+def api_reference() -> str:
+    """Every name of netgen.api's __all__: functions with their signature, classes with their
+    fields, type aliases with their definition; each with its docstring."""
+    from netgen import api  # noqa: PLC0415
+
+    out = []
+    for name in api.__all__:
+        item = getattr(api, name)
+        out.append(f"### `{name}` {{#{anchor(name)}}}\n")
+        if inspect.isfunction(item):
+            out.append(f"```python\n{_signature(name, item)}\n```\n")
+        else:
+            out.append(f"```python\n{_class(name, item)}\n```\n")
+        out.extend(p + "\n" for p in _docstring(inspect.getdoc(item) or ""))
+    return "\n".join(out)
+
+
+def _class(name: str, item: type) -> str:
+    """`class Name(Base):` with a dataclass's fields, or a protocol's `__call__` (what a callback takes)."""
+    bases = ", ".join(b.__name__ for b in item.__bases__ if b is not object)
+    lines = [f"class {name}({bases}):" if bases else f"class {name}:"]
+    if dataclasses.is_dataclass(item):
+        lines += [f"    {f.name}: {f.type}" for f in dataclasses.fields(item)]
+    elif "__call__" in vars(item):
+        lines.append("    " + _signature("__call__", vars(item)["__call__"]) + ": ...")
+    return "\n".join(lines if len(lines) > 1 else [lines[0].rstrip(":")])
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "commands": commands,
     "exit-codes": exit_codes,
@@ -599,4 +680,5 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "catalog-schema": catalog_schema,
     "design-checks": design_checks,
     "layout": layout,
+    "api": api_reference,
 }

@@ -9,6 +9,9 @@ fibre (`aggregation.cable_length_m`), as the fabric file documents them.
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -82,3 +85,18 @@ def bill(cables: list[Cable]) -> list[dict[str, Any]]:
     counts = Counter((c.media, c.speed_gbps, c.length_m) for c in cables)
     return [{"media": media, "speed_gbps": speed, "length_m": length, "count": count}
             for (media, speed, length), count in sorted(counts.items())]
+
+
+def plan_text(fabric: Fabric, cables: list[Cable], fmt: str) -> str:
+    """The plan as a file: `csv`, one row per cable under a header of COLUMNS; `json`, the cables and
+    the bill of cables."""
+    if fmt == "json":
+        return json.dumps({"fabric": fabric.name, "cables": [c.as_dict() for c in cables], "bill": bill(cables)},
+                          indent=1) + "\n"
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for cable in cables:
+        row = cable.as_dict()
+        writer.writerow(["" if row[c] is None else row[c] for c in COLUMNS])
+    return buffer.getvalue()

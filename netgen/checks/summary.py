@@ -1,4 +1,5 @@
-"""What `netgen show` reports: a JSON-able summary of the expanded fabric and its design figures."""
+"""What `netgen show` reports: a JSON-able summary of the expanded fabric and its design figures;
+and what `netgen headroom` reports: each device's PFC headroom per port and buffer budget per ASIC."""
 
 from __future__ import annotations
 
@@ -95,3 +96,37 @@ def summarize(ctx: DesignContext) -> dict[str, Any]:
         "unverified": unverified,
     }
 
+
+def one_per_model(ctx: DesignContext) -> list[str]:
+    """The first device of each tier and model: what `netgen headroom` shows unless told."""
+    seen: dict[tuple[str, str], str] = {}
+    for name, device in ctx.topology.devices.items():
+        seen.setdefault((device.role.value, device.model), name)
+    return list(seen.values())
+
+
+def headroom_report(ctx: DesignContext, name: str) -> dict[str, Any]:
+    """One device's buffer plan: each lossless port's headroom (netgen's formula and the vendor's
+    row) and each ASIC's budget."""
+    device = ctx.topology.devices[name]
+    plan = ctx.buffers[name]
+    ports = []
+    for port in ctx.topology.ports[name]:
+        pg = plan.lossless.get(port.name)
+        if pg is not None:
+            ports.append({"port": port.name, "speed_gbps": port.speed_gbps, "cable_m": port.cable_m,
+                          "reserved": pg.size, "xon": pg.xon, "xon_offset": pg.xon_offset, "xoff": pg.xoff,
+                          "computed_xoff": pg.computed_xoff, "vendor_xoff": pg.vendor_xoff,
+                          "vendor_cable_m": pg.vendor_cable_m})
+    asics = [{"asic": d.index, "ports": d.ports, "lossless_ports": d.lossless_ports,
+              "buffer_bytes": d.buffer_bytes, "pool_bytes": d.pool_bytes,
+              "headroom_pool_bytes": d.headroom_pool_bytes, "xoff_bytes": d.xoff_bytes,
+              "headroom_pool_used_percent": round(100 * d.headroom_oversubscription, 2),
+              "pgs_covered": d.pgs_covered, "reserved_bytes": d.reserved_bytes,
+              "egress_pool_bytes": d.egress_pool_bytes, "egress_reserved_bytes": d.egress_reserved_bytes,
+              "static_bytes": d.static_bytes, "per_port_static_bytes": d.per_port_static,
+              "committed_bytes": d.committed,
+              "used_percent": round(100 * d.committed / d.buffer_bytes, 2)} for d in plan.domains]
+    vendor = plan.vendor.source if plan.vendor else None
+    return {"device": name, "model": device.model, "mode": plan.mode, "source": plan.source,
+            "vendor_settings": vendor, "dynamic_th": plan.dynamic_th, "ports": ports, "asics": asics}

@@ -8,7 +8,9 @@ Exit codes (stable, for scripts):
   3  internal error: a netgen bug (run with --debug for the traceback and report it)
 
 One module per command family; each registers its commands on the shared group when a command of
-it runs (COMMANDS), so `netgen --help` imports none of them.
+it runs (COMMANDS), so `netgen --help` imports none of them. A command parses its options, calls one
+function (netgen.api, or the stage that owns the step) and prints what comes back: what to do is
+decided below the command line.
 """
 
 from __future__ import annotations

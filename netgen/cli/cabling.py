@@ -2,27 +2,23 @@
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import sys
 from pathlib import Path
 
 import click
 
-from netgen.cabling.plan import COLUMNS, bill, cabling_plan
+from netgen.cabling.plan import bill, cabling_plan, plan_text
 from netgen.cli.common import (
     EXIT_OK,
     cli,
     emit_json,
     escape,
     fabric_argument,
-    fail,
     json_option,
     load_checked,
     out,
     output_file_option,
-    write_replacing,
+    write_output,
 )
 
 
@@ -42,22 +38,9 @@ def cabling(fabric: str, output: Path | None, fmt: str, as_json: bool) -> None:
     bill of cables, and the plan itself as `text` when there is no -o)."""
     _, ctx = load_checked(fabric, as_json, "no cabling plan")
     cables = cabling_plan(ctx.fabric, ctx.topology)
-    if fmt == "csv":
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(COLUMNS)
-        for cable in cables:
-            row = cable.as_dict()
-            writer.writerow(["" if row[c] is None else row[c] for c in COLUMNS])
-        text = buffer.getvalue()
-    else:
-        text = json.dumps({"fabric": ctx.fabric.name, "cables": [c.as_dict() for c in cables],
-                           "bill": bill(cables)}, indent=1) + "\n"
+    text = plan_text(ctx.fabric, cables, fmt)
     if output is not None:
-        try:
-            write_replacing(output, text)
-        except OSError as exc:
-            fail(f"cannot write {output}: {exc.strerror or exc}", as_json)
+        write_output(output, text, as_json)
     if as_json:
         emit_json({"ok": True, "exit_code": EXIT_OK, "output": str(output) if output else None, "format": fmt,
                    "cables": len(cables), "bill": bill(cables), **({} if output else {"text": text})})

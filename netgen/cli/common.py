@@ -98,22 +98,35 @@ def input_failure(exc: NetgenInputError, as_json: bool) -> int:
     return EXIT_INPUT
 
 
-def load(path: str, loaded: LoadedFabric | None = None) -> tuple[LoadedFabric, DesignContext, list[Finding]]:
-    """Load (unless `loaded` is given), expand and check the fabric at `path`, with a spinner."""
-    from netgen.checks import check_loaded, load_and_check  # noqa: PLC0415
-
+@contextlib.contextmanager
+def checking() -> Iterator[None]:
+    """A spinner on stderr while the fabric is expanded and checked (a terminal only)."""
     spinner = err.status("expanding fabric and running design checks", spinner="dots") if err.is_terminal else None
     if spinner:
         spinner.start()
     try:
-        if loaded is None:
-            loaded, ctx, findings = load_and_check(path, kept_to_exit=True)
-        else:
-            ctx, findings = check_loaded(loaded, kept_to_exit=True)
+        yield
     finally:
         if spinner:
             spinner.stop()
-    return loaded, ctx, findings
+
+
+def load(path: str) -> tuple[LoadedFabric, DesignContext, list[Finding]]:
+    """Load, expand and check the fabric at `path`, with a spinner (netgen.api.check)."""
+    from netgen import api  # noqa: PLC0415
+
+    checked = api.check(path, kept_to_exit=True, checking=checking)
+    return checked.loaded, checked.ctx, checked.findings
+
+
+def load_or_exit(path: str, as_json: bool) -> tuple[LoadedFabric, DesignContext, list[Finding]]:
+    """`load`; input errors are printed (or the JSON error document) and exit 2."""
+    from netgen.intent import NetgenInputError  # noqa: PLC0415
+
+    try:
+        return load(path)
+    except NetgenInputError as exc:
+        sys.exit(input_failure(exc, as_json))
 
 
 def print_findings(findings: list[Finding]) -> None:
@@ -387,12 +400,7 @@ def fail(message: str, as_json: bool, code: int = EXIT_INPUT) -> NoReturn:
 def load_checked(fabric: str, as_json: bool, refusal: str) -> tuple[LoadedFabric, DesignContext]:
     """Load and check FABRIC for a command that must not run on a fabric with design errors:
     input errors exit 2, design errors are printed and exit 1 with `refusal` said."""
-    from netgen.intent import NetgenInputError  # noqa: PLC0415
-
-    try:
-        loaded, ctx, findings = load(fabric)
-    except NetgenInputError as exc:
-        sys.exit(input_failure(exc, as_json))
+    loaded, ctx, findings = load_or_exit(fabric, as_json)
     errors, warnings = counts(findings)
     if errors:
         message = f"{errors} design error(s): {refusal}"
@@ -403,6 +411,15 @@ def load_checked(fabric: str, as_json: bool, refusal: str) -> tuple[LoadedFabric
         print_findings(findings)
         fail(message, as_json, EXIT_DESIGN)
     return loaded, ctx
+
+
+def write_output(path: Path, text: str, as_json: bool) -> None:
+    """The one FILE a command writes (write_replacing); one the OS refuses is exit 2, naming the
+    file and the reason."""
+    try:
+        write_replacing(path, text)
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc.strerror or exc}", as_json)
 
 
 def write_replacing(path: Path, text: str) -> None:

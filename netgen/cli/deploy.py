@@ -10,13 +10,13 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
-from nornir.core.task import Result, Task
 from rich.markup import escape as markup_escape
 from rich.table import Table
 
+from netgen import api
 from netgen.cli.common import (
     EXIT_DESIGN,
     EXIT_INPUT,
@@ -37,35 +37,31 @@ from netgen.cli.common import (
 )
 from netgen.deploy.ansible_inventory import ansible_inventory, host_variables, yaml_inventory
 from netgen.deploy.ansible_inventory import playbook_vars as rollout_playbook_vars
-from netgen.deploy.ansible_rollout import DEFAULT_PLAYBOOK, RolloutError, RolloutRequest, run_playbook
-from netgen.deploy.checks import CheckResult, Outcome
-from netgen.deploy.drivers.base import DriverError, check_change_id, load_drivers
-from netgen.deploy.inventory import (
-    RolloutPolicy,
-    load_deploy,
-    make_nornir,
-    nornir_inventory,
+from netgen.deploy.ansible_rollout import (
+    DEFAULT_PLAYBOOK,
+    RolloutError,
+    RolloutRequest,
+    check_configs,
+    extra_vars,
+    run_playbook,
 )
-from netgen.deploy.journal import Journal, JournalError, default_path
-from netgen.deploy.journal import read as read_journal
-from netgen.deploy.pipeline import (
-    DeployOptions,
-    DeviceOutcome,
-    RolloutReport,
-    Status,
-    check_timeouts,
-    post_checks,
-    run_rollout,
-    select,
+from netgen.deploy.change import (
+    ChangePlan,
+    ChangeRefused,
+    ChangeRequest,
+    nothing_in_flight,
+    push_change,
+    read_change,
+    recover_in_flight,
 )
-from netgen.deploy.recover import recover_change, recovered
-from netgen.deploy.rollout import Batch, plan_batches, violations
+from netgen.deploy.drivers.base import DriverError, check_change_id
+from netgen.deploy.inventory import load_deploy
+from netgen.deploy.journal import JournalView
+from netgen.deploy.pipeline import DeviceOutcome, RolloutReport, Status, select
+from netgen.deploy.recover import recovered
 from netgen.deploy.target import DeployTarget, TargetError, prepare_target
 from netgen.intent import NetgenInputError
-from netgen.lab.adapters import rendered_inputs
-from netgen.lab.plan import LabSliceError
 from netgen.platforms.base import RenderError
-from netgen.platforms.routing import bgp_plan
 from netgen.safe_text import without_controls
 
 DIFF_LINES_SHOWN = 40
@@ -129,17 +125,6 @@ def _edited_record(target: DeployTarget, configs: Path | None) -> dict[str, Any]
     return {"configs": None if configs is None else str(configs), "accepted_edited_configs": target.edited_configs}
 
 
-def _journal_edited(target: DeployTarget, configs: Path | None, options: DeployOptions, as_json: bool) -> None:
-    """The journal's record of the files used though edited, before anything is pushed (a journal
-    line holds names and reasons, never a configuration)."""
-    if options.journal is None or not target.edited_configs:
-        return
-    try:
-        options.journal.write(None, "accepted_edited_configs", configs=str(configs), files=target.edited_configs)
-    except JournalError as exc:
-        fail(str(exc), as_json)
-
-
 def _push_options(command: Any) -> Any:
     """Options shared by `deploy` and `rollout`: commit-confirm, post-checks, batch policy, report."""
     for option in reversed([
@@ -166,67 +151,42 @@ def _push_options(command: Any) -> Any:
     return command
 
 
+# command-line option -> the rollout policy field it overrides (deploy.yaml's `rollout:`)
+POLICY_OPTIONS = (("workers", "workers"), ("rtsw_batch_size", "batch_size"), ("max_zone_share", "max_zone_share"),
+                  ("ctsw_per_zone", "ctsw_per_zone"), ("max_failures", "max_failures"),
+                  ("confirm_timeout_s", "confirm_timeout"))
+
+
 def _plan(target: DeployTarget, as_json: bool, dry_run: bool, params: dict[str, Any], verb: str = "deploy",
-          resume: bool = False) -> tuple[RolloutPolicy, list[Batch], DeployOptions]:
+          resume: bool = False) -> ChangePlan:
     """The rollout policy (deploy.yaml with the command-line overrides), its batches and the options."""
-    overrides = {key: params[option] for key, option in (
-        ("workers", "workers"), ("rtsw_batch_size", "batch_size"), ("max_zone_share", "max_zone_share"),
-        ("ctsw_per_zone", "ctsw_per_zone"), ("max_failures", "max_failures"),
-        ("confirm_timeout_s", "confirm_timeout")) if params.get(option) is not None}
-    rollout = target.deploy.rollout
+    # a second and a random suffix: two runs in the same second never share a journal
+    change = params.get("change_id") or f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+    request = ChangeRequest(change, dry_run=dry_run, post_check_timeout_s=params["post_check_timeout"],
+                            remove_unmanaged=bool(params.get("remove_unmanaged")),
+                            policy={key: params[option] for key, option in POLICY_OPTIONS
+                                    if params.get(option) is not None},
+                            journal=params.get("journal_path"), append_journal=resume)
     try:
-        policy = type(rollout).model_validate({**rollout.model_dump(), **overrides})
-        # a second and a random suffix: two runs in the same second never share a journal
-        change = check_change_id(params.get("change_id") or f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}")
-    except (ValueError, DriverError) as exc:
-        fail(str(exc).splitlines()[0] if isinstance(exc, DriverError) else f"bad rollout option: {exc}", as_json)
-    confirm_name = ("--confirm-timeout" if params.get("confirm_timeout") is not None
-                    else f"{target.fabric_file.parent / 'deploy.yaml'} rollout.confirm_timeout_s")
-    problem = check_timeouts(policy.confirm_timeout_s, params["post_check_timeout"], confirm_name=confirm_name)
-    if problem:
-        fail(problem, as_json)
-    batches = plan_batches(target.ctx.topology, target.names, policy)
-    problems = violations(batches, target.ctx.topology, policy)
-    if problems:  # the planner's own rules, checked again: a bug if this ever fires
-        fail("rollout plan breaks its policy: " + "; ".join(problems), as_json, EXIT_INTERNAL)
-    journal = None if dry_run else _journal(params.get("journal_path"), change, as_json, resume)
-    options = DeployOptions(change_id=change, dry_run=dry_run, confirm_timeout_s=policy.confirm_timeout_s,
-                            post_check_timeout_s=params["post_check_timeout"], max_failures=policy.max_failures,
-                            command_timeout_s=target.deploy.ssh.command_timeout_s, journal=journal,
-                            ownership=target.ownership(bool(params.get("remove_unmanaged"))))
+        plan = api.plan_deploy(target, request)
+    except ChangeRefused as exc:
+        fail(str(exc), as_json, EXIT_INTERNAL if exc.internal else EXIT_INPUT)
     if not as_json:
         mode = " (dry run)" if dry_run else ""
-        out.print(f"{verb}{mode} {change}: {len(target.names)} device(s) in {len(batches)} batch(es)"
-                  f" ({batches[0].label} first), {policy.workers} worker(s)")
-    return policy, batches, options
-
-
-def _journal(path: Path | None, change: str, as_json: bool, resume: bool) -> Journal:
-    """The change's journal; a change that has one already is finished with --resume or `netgen recover`."""
-    path = path or default_path(change)
-    if path.exists() and not resume:
-        fail(f"change {change} already has a journal at {path}: `netgen deploy --resume {change}` finishes it,"
-             f" `netgen recover --change-id {change}` rolls back what it left in flight; or give a new --change-id",
-             as_json)
-    try:
-        return Journal(path, change)
-    except JournalError as exc:
-        fail(str(exc), as_json)
+        out.print(f"{verb}{mode} {plan.options.change_id}: {len(target.names)} device(s) in {len(plan.batches)}"
+                  f" batch(es) ({plan.batches[0].label} first), {plan.policy.workers} worker(s)")
+    return plan
 
 
 def _conclude(report: RolloutReport, report_path: Path | None, as_json: bool, extra: dict[str, Any] | None = None,
-              ok: bool | None = None) -> None:
+              ok: bool | None = None) -> NoReturn:
     """Print the report (or its JSON), write it, and exit 0 only when every device is good. A report
     file that cannot be written is exit 2 naming the path and the reason, after the result was shown."""
     good = report.ok if ok is None else ok
     payload = {"exit_code": EXIT_OK if good else EXIT_DESIGN, **report.as_dict(), **(extra or {})}
-    problem = None
-    if report_path is not None:
-        try:
-            write_replacing(report_path, json.dumps(payload, indent=2) + "\n")
-        except OSError as exc:
-            problem = f"cannot write the report to {report_path}: {exc.strerror or exc}"
-            payload = {**payload, "exit_code": EXIT_INPUT, "error": problem}
+    problem = _write_report(report_path, payload)
+    if problem:
+        payload = {**payload, "exit_code": EXIT_INPUT, "error": problem}
     if as_json:
         emit_json(payload)
     else:
@@ -236,6 +196,17 @@ def _conclude(report: RolloutReport, report_path: Path | None, as_json: bool, ex
     if problem:
         err.print(f"[bold red]error[/]: {escape(problem)} (the result above stands)")
     sys.exit(payload["exit_code"])
+
+
+def _write_report(path: Path | None, payload: dict[str, Any]) -> str | None:
+    """The JSON report written to `path`; why not, when the OS refused it."""
+    if path is None:
+        return None
+    try:
+        write_replacing(path, json.dumps(payload, indent=2) + "\n")
+    except OSError as exc:
+        return f"cannot write the report to {path}: {exc.strerror or exc}"
+    return None
 
 
 @cli.command(fabric_stdin=False)  # deploy.yaml, deploy.sot.yaml and secrets beside the fabric file
@@ -253,46 +224,40 @@ def deploy(fabric: str, limit: str | None, configs: Path | None, credentials: Pa
     """Push the rendered configs: pre-checks, diff, commit with confirm, post-checks, confirm or roll
     back; canary RTSW, canary CTSW, then failure-domain batches; stop at the first failed batch.
     Every status is read back from the device; every step is journaled first."""
-    view = None
-    if resume:
-        if params.get("change_id") not in (None, resume):
-            fail("--resume names the change: leave out --change-id", as_json)
-        if limit or dry_run:
-            fail("--resume takes the devices from the journal and pushes: leave out --limit and --dry-run", as_json)
-        path = params.get("journal_path") or default_path(resume)
-        view = _read_journal(path, as_json)
-        params["change_id"], limit = resume, ",".join(view.devices)
+    resumed = _resumed(resume, limit, dry_run, params, as_json) if resume else None
+    if resumed is not None:
+        params["change_id"], limit = resume, ",".join(resumed.devices)
     target = _prepare(fabric, limit, configs, credentials, known_hosts, insecure, as_json,
                       accept_edited=accept_edited)
-    policy, batches, options = _plan(target, as_json, dry_run, params, resume=view is not None)
-    _journal_edited(target, configs, options, as_json)
-    nr = make_nornir(nornir_inventory(target.ctx.topology, target.deploy, target.names, target.credentials,
-                                      target.known_hosts), policy.workers)
-    if view is not None and view.in_flight():
-        with _progress_bar(len(view.in_flight()), not as_json) as tick:
-            recovery = recover_change(nr, target.ctx, view, target.files, options, confirm=False, progress=tick)
-        if not recovered(recovery, confirm=False):
-            recovery.stopped, recovery.stopped_reason = True, ("--resume: not every device the interrupted run left"
-                                                               " in flight could be rolled back; nothing else touched")
-            _conclude(recovery, report_path, as_json, _edited_record(target, configs), ok=False)
-    with _progress_bar(len(target.names), not as_json) as tick:
-        report = run_rollout(nr, target.ctx, batches, target.files, options, progress=tick)
+    plan = _plan(target, as_json, dry_run, params, resume=resumed is not None)
+    try:
+        run = push_change(target, plan, configs=configs, resumed=resumed, progress=_device_bars(not as_json))
+    except ChangeRefused as exc:
+        fail(str(exc), as_json)
+    if not run.complete:
+        _conclude(run.report, report_path, as_json, _edited_record(target, configs), ok=False)
     if not as_json:
         for name, why in target.excluded.items():
             out.print(f"[yellow]left out[/] {escape(name)}: {escape(why)}")
         for name, why in target.edited_configs.items():
             out.print(f"[yellow]edited[/] {escape(name)} pushed as it is in {escape(str(configs))}"
                       f" (--accept-edited-configs): {escape(why)}")
-    _conclude(report, report_path, as_json, {"excluded": target.excluded, **_edited_record(target, configs)})
+    _conclude(run.report, report_path, as_json, {"excluded": target.excluded, **_edited_record(target, configs)})
 
 
-def _read_journal(path: Path, as_json: bool) -> Any:
-    if not path.is_file():
-        fail(f"no deploy journal at {path}: give the change id of an earlier `netgen deploy` (and --journal if it"
-             " used one)", as_json)
+def _resumed(change: str, limit: str | None, dry_run: bool, params: dict[str, Any], as_json: bool) -> JournalView:
+    """--resume CHANGE: the interrupted run's journal, which names the devices."""
+    if params.get("change_id") not in (None, change):
+        fail("--resume names the change: leave out --change-id", as_json)
+    if limit or dry_run:
+        fail("--resume takes the devices from the journal and pushes: leave out --limit and --dry-run", as_json)
+    return _read_change(change, params.get("journal_path"), as_json)
+
+
+def _read_change(change: str, journal: Path | None, as_json: bool) -> JournalView:
     try:
-        return read_journal(path)
-    except JournalError as exc:
+        return read_change(change, journal)
+    except ChangeRefused as exc:
         fail(str(exc), as_json)
 
 
@@ -317,30 +282,19 @@ def recover(fabric: str, limit: str | None, configs: Path | None, credentials: P
         change = check_change_id(change_id)
     except DriverError as exc:
         fail(str(exc), as_json)
-    path = journal_path or default_path(change)
-    view = _read_journal(path, as_json)
+    view = _read_change(change, journal_path, as_json)
     pending = [r.device for r in view.in_flight()]
     if not pending:
-        report = RolloutReport(view.fabric or "", change, False, time.time(), finished=time.time())
         if not as_json:
-            out.print(f"change {change}: nothing in flight in {escape(str(path))}")
-        _conclude(report, report_path, as_json)
+            out.print(f"change {change}: nothing in flight in {escape(str(view.path))}")
+        _conclude(nothing_in_flight(view, change), report_path, as_json)
     target = _prepare(fabric, ",".join(pending), configs, credentials, known_hosts, insecure, as_json,
                       changes=False, accept_edited=accept_edited)
-    chosen = set(select(target.names, target.ctx.topology.devices, limit))  # --limit narrows it further
-    if not chosen:
-        fail(f"--limit {limit!r} matches none of the devices in flight: {', '.join(pending)}", as_json)
-    view.records = {n: r for n, r in view.records.items() if n in chosen}
     try:
-        journal = Journal(path, change)
-    except JournalError as exc:
+        report = recover_in_flight(target, view, change, limit=limit, confirm=confirm, workers=workers,
+                                   configs=configs, progress=_device_bars(not as_json))
+    except ChangeRefused as exc:
         fail(str(exc), as_json)
-    options = DeployOptions(change_id=change, command_timeout_s=target.deploy.ssh.command_timeout_s, journal=journal)
-    _journal_edited(target, configs, options, as_json)
-    nr = make_nornir(nornir_inventory(target.ctx.topology, target.deploy, target.names, target.credentials,
-                                      target.known_hosts), workers or target.deploy.rollout.workers)
-    with _progress_bar(len(view.in_flight()), not as_json) as tick:
-        report = recover_change(nr, target.ctx, view, target.files, options, confirm=confirm, progress=tick)
     _conclude(report, report_path, as_json, _edited_record(target, configs), ok=recovered(report, confirm))
 
 
@@ -362,29 +316,17 @@ def rollout(fabric: str, limit: str | None, configs: Path | None, credentials: P
     """Run the rollout playbook with ansible-runner: each device through the netgen_deploy module
     (same pipeline as `netgen deploy`), Ansible batches = netgen's failure-domain batches,
     max_fail_percentage 0; events stream into the same progress and report."""
-    extra_vars: dict[str, str] = {}
-    for item in extra:
-        key, sep, value = item.partition("=")
-        if not sep or not key.isidentifier():
-            fail(f"-e {item!r}: expected KEY=VALUE with KEY a variable name", as_json)
-        if key.startswith("netgen_"):
-            fail(f"-e {key}: netgen_* variables are set by netgen rollout from the fabric and the options"
-                 " (--limit, --change-id, --confirm-timeout, ...), so the batches stay the planned ones", as_json)
-        extra_vars[key] = value
+    try:
+        variables = extra_vars(extra)
+    except RolloutError as exc:
+        fail(str(exc), as_json)
     target = _prepare(fabric, limit, configs, credentials, known_hosts, insecure, as_json, render=False)
-    if configs is not None:  # refused here as each device's module run would refuse it, before any play
-        try:
-            rendered_inputs(target.ctx, [target.ctx.topology.devices[n] for n in target.names], configs)
-        except LabSliceError as exc:
-            fail(f"{exc} (netgen rollout takes no --accept-edited-configs: the Ansible module reads DIR itself;"
-                 " `netgen deploy --configs DIR --accept-edited-configs` pushes edited files)", as_json)
-        except RenderError as exc:
-            fail(f"render error (a netgen bug): {exc}", as_json, EXIT_INTERNAL)
-    policy, batches, options = _plan(target, as_json, dry_run, params, "ansible rollout")
+    _check_configs(target, configs, as_json)
+    plan = _plan(target, as_json, dry_run, params, "ansible rollout")
     request = RolloutRequest(playbook=(playbook or DEFAULT_PLAYBOOK).resolve(),
                              fabric=target.fabric_file.resolve(),
-                             policy=policy, batches=batches, options=options, configs=configs,
-                             credentials_file=credentials, artifacts=artifacts, extra_vars=extra_vars,
+                             policy=plan.policy, batches=plan.batches, options=plan.options, configs=configs,
+                             credentials_file=credentials, artifacts=artifacts, extra_vars=variables,
                              remove_unmanaged=bool(params.get("remove_unmanaged")))
     try:
         with _progress_bar(len(target.names), not as_json) as tick:
@@ -397,6 +339,16 @@ def rollout(fabric: str, limit: str | None, configs: Path | None, credentials: P
     _conclude(report, report_path, as_json, {"ansible": run.as_dict()})
 
 
+def _check_configs(target: DeployTarget, configs: Path | None, as_json: bool) -> None:
+    """--configs DIR refused before any play, as each device's module run would refuse it."""
+    try:
+        check_configs(target, configs)
+    except RolloutError as exc:
+        fail(str(exc), as_json)
+    except RenderError as exc:
+        fail(f"render error (a netgen bug): {exc}", as_json, EXIT_INTERNAL)
+
+
 @contextlib.contextmanager
 def _progress_bar(total: int, enabled: bool) -> Iterator[Callable[[DeviceOutcome], None]]:
     """One bar over the devices; each finished device shows with its status."""
@@ -405,43 +357,65 @@ def _progress_bar(total: int, enabled: bool) -> Iterator[Callable[[DeviceOutcome
                                           note=f"{outcome.device} {outcome.status.value}")
 
 
-def _print_report(report: RolloutReport, dry_run: bool) -> None:
+def _device_bars(enabled: bool) -> Callable[[int], contextlib.AbstractContextManager[Callable[[DeviceOutcome], None]]]:
+    """A bar over N devices for each stage of a change (change.DeviceProgress)."""
+    return lambda total: _progress_bar(total, enabled)
+
+
+STATUS_STYLES = {"changed": "green", "rolled_back": "yellow", "failed": "red", "unconfirmed": "bold red",
+                 "diverged": "bold red", "confirmed_unsaved": "bold yellow", "unknown": "bold red",
+                 "not_touched": "dim"}
+
+
+def _outcomes_table(report: RolloutReport) -> Table:
     table = Table(title=f"change {report.change_id}")
     for column in ("device", "batch", "status", "changes", "detail"):
         table.add_column(column)
     for outcome in report.devices.values():
-        style = {"changed": "green", "rolled_back": "yellow", "failed": "red", "unconfirmed": "bold red",
-                 "diverged": "bold red", "confirmed_unsaved": "bold yellow", "unknown": "bold red",
-                 "not_touched": "dim"}.get(outcome.status.value, "")
+        style = STATUS_STYLES.get(outcome.status.value, "")
         status = f"[{style}]{outcome.status.value}[/]" if style else outcome.status.value
         table.add_row(outcome.device, str(outcome.batch), status, str(outcome.changes),
                       escape((outcome.error or "")[:120]))
-    out.print(table)
+    return table
+
+
+def _print_report(report: RolloutReport, dry_run: bool) -> None:
+    out.print(_outcomes_table(report))
     for outcome in report.devices.values():
-        owned = outcome.ownership or {}
-        kept, removed = owned.get("kept_unmanaged", []), owned.get("removed_unmanaged", [])
-        if kept or removed:
-            verb = "would keep" if dry_run else "kept"
-            out.print(f"{escape(outcome.device)}: {verb} {len(kept)} line(s) outside netgen's sections, "
-                      f"{'would remove' if dry_run else 'removed'} {len(removed)} (--report FILE lists them)")
+        _print_unmanaged(outcome, dry_run)
     if dry_run:
         for outcome in report.devices.values():
-            gone = (outcome.ownership or {}).get("would_remove", [])
-            if gone:
-                out.print(f"[bold]{escape(outcome.device)}[/]: the change removes {len(gone)} line(s): "
-                          + escape("; ".join(gone[:3])[:200]) + (" ..." if len(gone) > 3 else ""))
-            if outcome.diff:
-                lines = outcome.diff.splitlines()
-                out.print(f"[bold]{escape(outcome.device)}[/] ({outcome.changes} change(s)):")
-                for line in lines[:DIFF_LINES_SHOWN]:
-                    out.print("  " + escape(line))
-                if len(lines) > DIFF_LINES_SHOWN:
-                    out.print(f"  ... {len(lines) - DIFF_LINES_SHOWN} more lines (--report FILE has all)")
+            _print_dry_run(outcome)
     summary = ", ".join(f"{n} {s}" for s, n in sorted(report.counts().items()))
     if report.stopped:
         out.print(f"[bold red]stopped[/]: {escape(report.stopped_reason)}")
     verdict = "[bold green]OK[/]" if report.ok else "[bold red]FAILED[/]"
     out.print(f"{verdict} {summary} in {report.finished - report.started:.1f} s")
+
+
+def _print_unmanaged(outcome: DeviceOutcome, dry_run: bool) -> None:
+    """What the change kept and removed outside netgen's sections (the report file lists them)."""
+    owned = outcome.ownership or {}
+    kept, removed = owned.get("kept_unmanaged", []), owned.get("removed_unmanaged", [])
+    if kept or removed:
+        verb = "would keep" if dry_run else "kept"
+        out.print(f"{escape(outcome.device)}: {verb} {len(kept)} line(s) outside netgen's sections, "
+                  f"{'would remove' if dry_run else 'removed'} {len(removed)} (--report FILE lists them)")
+
+
+def _print_dry_run(outcome: DeviceOutcome) -> None:
+    """A dry run's device: what the change would remove, and its diff (the first DIFF_LINES_SHOWN lines)."""
+    gone = (outcome.ownership or {}).get("would_remove", [])
+    if gone:
+        out.print(f"[bold]{escape(outcome.device)}[/]: the change removes {len(gone)} line(s): "
+                  + escape("; ".join(gone[:3])[:200]) + (" ..." if len(gone) > 3 else ""))
+    if outcome.diff:
+        lines = outcome.diff.splitlines()
+        out.print(f"[bold]{escape(outcome.device)}[/] ({outcome.changes} change(s)):")
+        for line in lines[:DIFF_LINES_SHOWN]:
+            out.print("  " + escape(line))
+        if len(lines) > DIFF_LINES_SHOWN:
+            out.print(f"  ... {len(lines) - DIFF_LINES_SHOWN} more lines (--report FILE has all)")
 
 
 @cli.command(fabric_stdin=False)  # deploy.yaml, deploy.sot.yaml and secrets beside the fabric file
@@ -454,41 +428,16 @@ def check(fabric: str, limit: str | None, configs: Path | None, credentials: Pat
     """Run the device checks read-only: model, every BGP session, PFC, watchdog, remaining diff, LLDP cabling."""
     target = _prepare(fabric, limit, configs, credentials, known_hosts, insecure, as_json, changes=False,
                       accept_edited=accept_edited)
-    ctx, deploy_file, names, files = target.ctx, target.deploy, target.names, target.files
-    drivers, ownership = load_drivers(), target.ownership()
-    nr = make_nornir(nornir_inventory(ctx.topology, deploy_file, names, target.credentials, target.known_hosts),
-                     workers or deploy_file.rollout.workers)
-    results: dict[str, list[CheckResult]] = {}
-
-    def task(task: Task) -> Result:
-        device = ctx.topology.devices[task.host.name]
-        try:
-            conn = task.host.get_connection("netmiko", task.nornir.config)
-            driver = drivers[device.nos](conn, device, files[device.name], "check", deploy_file.ssh.command_timeout_s,
-                                         ownership[device.nos])
-            peers = tuple(n.address for n in bgp_plan(ctx, device).neighbors)
-            checks = post_checks(ctx, device, peers, {})
-            results[device.name] = [c.run(driver) for c in checks]
-        except Exception as exc:
-            results[device.name] = [CheckResult("connect", device.name, Outcome.ERROR,
-                                                f"{type(exc).__name__}: {exc}"[:300])]
-        finally:
-            with contextlib.suppress(Exception):  # never connected
-                task.host.close_connection("netmiko")
-        return Result(host=task.host, result=None)
-
-    nr.run(task=task, name="netgen check", on_failed=True)
-    flat = [r for name in names for r in results.get(name, [])]
-    failed = [r for r in flat if not r.ok]
-    code = EXIT_OK if not failed else EXIT_DESIGN
+    report = api.check_devices(target, workers)
+    code = EXIT_OK if report.ok else EXIT_DESIGN
     if as_json:
-        emit_json({"ok": not failed, "exit_code": code, "devices": len(names), "checks": len(flat),
-                   "failed": len(failed), "results": [r.as_dict() for r in flat], **_edited_record(target, configs)})
+        emit_json({"ok": report.ok, "exit_code": code, **report.as_dict(), **_edited_record(target, configs)})
         sys.exit(code)
-    for r in flat:
+    for r in report.results:
         mark = "[green]ok[/]" if r.ok else f"[bold red]{r.outcome.value}[/]"
         out.print(f"{mark} {escape(r.device)} {r.check}: {escape(r.detail)}")
-    out.print(f"{len(flat) - len(failed)}/{len(flat)} checks passed on {len(names)} device(s)")
+    out.print(f"{len(report.results) - len(report.failed)}/{len(report.results)} checks passed on"
+              f" {len(report.devices)} device(s)")
     for name, why in target.edited_configs.items():
         out.print(f"[yellow]edited[/] {escape(name)} compared as it is in {escape(str(configs))}"
                   f" (--accept-edited-configs): {escape(why)}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -11,7 +10,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-import yaml
 from rich.table import Table
 
 from netgen.cli.common import (
@@ -33,8 +31,9 @@ from netgen.intent.loader import load_fabric, resolve_fabric_path
 from netgen.intent.secrets import SecretError, fill_files
 from netgen.lab import containerlab, netns
 from netgen.lab.adapters import lab_inputs
-from netgen.lab.backend import LabBackend, LabError, check_lab_name, load_backends
+from netgen.lab.backend import BuildReport, LabBackend, LabError, check_lab_name, load_backends
 from netgen.lab.plan import LabPlan, LabSliceError, SliceRequest
+from netgen.lab.site import write_site
 from netgen.lab.verify import DRILL_MODES, NOT_EXERCISED, LabResult, check_lldp, routing_state, verify, wait_for
 from netgen.platforms.base import RenderError
 
@@ -115,6 +114,19 @@ def up(fabric: str, name: str, zone: int | None, racks: int | None, ctsw: int | 
     """Build a lab from FABRIC (or a slice of it) and wait until it converges."""
     plan, files, edited = _fabric_slice(fabric, name, zone, racks, ctsw, configs, accept_edited, as_json)
     backend = load_backends()[backend_kind](name)
+    report, results, seconds = _build(backend, plan, files, timeout, name, as_json)
+    access = _start_ssh(backend, plan, files, Path(fabric), as_json) if ssh else None
+    payload = _up_payload(name, backend, plan, report, results, seconds, access, edited)
+    if as_json:
+        emit_json(payload)
+    else:
+        _print_up(payload, plan, report, seconds, [r for r in results if not r.ok], Path(fabric))
+    sys.exit(payload["exit_code"])
+
+
+def _build(backend: LabBackend, plan: LabPlan, files: dict[str, dict[str, str]], timeout: float, name: str,
+           as_json: bool) -> tuple[BuildReport, list[LabResult], float]:
+    """The lab built, then every check of convergence until all pass or `timeout` runs out."""
     with _stages(not as_json) as update:
         try:
             report = backend.build(plan, update, files)
@@ -123,45 +135,56 @@ def up(fabric: str, name: str, zone: int | None, racks: int | None, ctsw: int | 
         # converged: every session up, the ECMP widths planned, and LLDP heard on both ends of every cable
         results, seconds = wait_for(lambda: routing_state(backend, plan) + check_lldp(backend, plan), timeout,
                                     _session_tick(update, plan))
+    return report, results, seconds
+
+
+def _up_payload(name: str, backend: LabBackend, plan: LabPlan, report: BuildReport, results: list[LabResult],
+                seconds: float, access: dict[str, Any] | None, edited: dict[str, str]) -> dict[str, Any]:
     failed = [r for r in results if not r.ok]
-    access = _start_ssh(backend, plan, files, Path(fabric), as_json) if ssh else None
-    memory = backend.memory() if isinstance(backend, netns.NetnsBackend) else {}
-    per_router = sorted(memory.values())
-    payload: dict[str, Any] = {
+    return {
         "ok": not failed, "exit_code": EXIT_DESIGN if failed else EXIT_OK, "lab": name, "fabric": plan.fabric,
         "slice": plan.slice, "build": report.as_dict(), "converged": not failed,
         "converge_seconds": round(seconds, 2), "total_seconds": round(report.seconds + seconds, 2),
         "sessions_expected": len(plan.sessions),
         "sessions_established": sum(1 for r in results if r.check == "bgp-session" and r.ok),
         "sessions_outside_slice": plan.sessions_outside,
-        "memory_pss_mb_per_router": ({"mean": round(sum(per_router) / len(per_router) / 2**20, 1),
-                                      "max": round(per_router[-1] / 2**20, 1)} if per_router else None),
+        "memory_pss_mb_per_router": _memory(backend),
         "failures": [r.as_dict() for r in failed[:50]],
         "ssh": access,
         "frr_sources": sorted({f"{n.nos}: {n.frr_source}" for n in plan.routers()}),
         "not_exercised": NOT_EXERCISED,
         "accepted_edited_configs": edited,
     }
-    if as_json:
-        emit_json(payload)
-    else:
-        verdict = "[bold green]converged[/]" if not failed else "[bold red]NOT converged[/]"
-        out.print(f"lab {escape(name)} ({escape(plan.slice)}): {report.routers} routers, {len(plan.hosts())} hosts,"
-                  f" {report.links} links built in {report.seconds:.1f} s; {verdict} after {seconds:.1f} s:"
-                  f" {payload['sessions_established']}/{len(plan.sessions)} sessions Established")
-        if per_router:
-            out.print(f"memory (PSS of FRR daemons) per router: mean {payload['memory_pss_mb_per_router']['mean']} MB,"
-                      f" max {payload['memory_pss_mb_per_router']['max']} MB")
-        for source in payload["frr_sources"]:
-            out.print(f"  FRR config of {escape(source)}")
-        _print_failures(failed)
-        if access:
-            out.print(f"SSH on {len(access['endpoints'])} SONiC router(s); deploy with: NETGEN_USERNAME="
-                      f"{access['username']} NETGEN_SSH_KEY={access['key_file']} netgen deploy"
-                      f" {escape(access['fabric_dir'])}/{resolve_fabric_path(Path(fabric)).name}"
-                      f" --limit {','.join(access['endpoints'])}")
-        out.print(f"next: `netgen lab verify --name {name}` (add --drill), then `netgen lab down --name {name}`")
-    sys.exit(payload["exit_code"])
+
+
+def _memory(backend: LabBackend) -> dict[str, float] | None:
+    """The PSS of a router's FRR daemons in MB, mean and max over the routers (netns only)."""
+    per_router = sorted(backend.memory().values()) if isinstance(backend, netns.NetnsBackend) else []
+    if not per_router:
+        return None
+    return {"mean": round(sum(per_router) / len(per_router) / 2**20, 1), "max": round(per_router[-1] / 2**20, 1)}
+
+
+def _print_up(payload: dict[str, Any], plan: LabPlan, report: BuildReport, seconds: float, failed: list[LabResult],
+              fabric: Path) -> None:
+    name = payload["lab"]
+    verdict = "[bold green]converged[/]" if payload["converged"] else "[bold red]NOT converged[/]"
+    out.print(f"lab {escape(name)} ({escape(plan.slice)}): {report.routers} routers, {len(plan.hosts())} hosts,"
+              f" {report.links} links built in {report.seconds:.1f} s; {verdict} after {seconds:.1f} s:"
+              f" {payload['sessions_established']}/{len(plan.sessions)} sessions Established")
+    memory = payload["memory_pss_mb_per_router"]
+    if memory:
+        out.print(f"memory (PSS of FRR daemons) per router: mean {memory['mean']} MB, max {memory['max']} MB")
+    for source in payload["frr_sources"]:
+        out.print(f"  FRR config of {escape(source)}")
+    _print_failures(failed)
+    access = payload["ssh"]
+    if access:
+        out.print(f"SSH on {len(access['endpoints'])} SONiC router(s); deploy with: NETGEN_USERNAME="
+                  f"{access['username']} NETGEN_SSH_KEY={access['key_file']} netgen deploy"
+                  f" {escape(access['fabric_dir'])}/{resolve_fabric_path(fabric).name}"
+                  f" --limit {','.join(access['endpoints'])}")
+    out.print(f"next: `netgen lab verify --name {name}` (add --drill), then `netgen lab down --name {name}`")
 
 
 def _start_ssh(backend: LabBackend, plan: LabPlan, files: dict[str, dict[str, str]], fabric: Path,
@@ -184,26 +207,7 @@ def _start_ssh(backend: LabBackend, plan: LabPlan, files: dict[str, dict[str, st
         eps = endpoints.start_management(backend, sonic, config_dbs=endpoints.sonic_config_dbs(plan.nodes, seeded))
     except LabError as exc:
         fail(f"--ssh: {exc}", as_json)
-    site = backend.dir / "site"
-    site.mkdir(exist_ok=True)
-    source = loaded.source
-    for item in source.parent.glob("*.yaml"):  # the fabric and its catalog; the deploy.yaml is the lab's
-        if item.name != "deploy.yaml":
-            shutil.copy(item, site / item.name)
-    for ref in loaded.fabric.references().values():  # secret files named relative to the fabric: beside it too
-        path = Path(ref.path) if ref.path else None
-        if path is None or not path.is_file() or not path.is_relative_to(source.parent):
-            continue
-        relative = path.relative_to(source.parent)
-        if ".." not in relative.parts:
-            (site / relative).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, site / relative)  # its mode too: readable by its owner only, if it was
-    first = eps[sonic[0]]
-    deploy = {"management": {"devices": {n: {"host": e.host, "port": e.port} for n, e in eps.items()}},
-              "ssh": {"known_hosts": str(first.known_hosts)}}
-    (site / "deploy.yaml").write_text(yaml.safe_dump(deploy, sort_keys=False))
-    return {"endpoints": {n: {"host": e.host, "port": e.port} for n, e in eps.items()}, "username": first.username,
-            "key_file": str(first.key_file), "known_hosts": str(first.known_hosts), "fabric_dir": str(site)}
+    return write_site(backend.dir / "site", loaded, eps, sonic[0])
 
 
 def _print_failures(failed: list[LabResult], limit: int = 20) -> None:
@@ -234,15 +238,7 @@ def verify_command(name: str, drill: bool, drill_device: str | None, drill_mode:
     if as_json:
         emit_json(report)
         sys.exit(report["exit_code"])
-    table = Table(title=f"lab {name}: {report['slice']}")
-    for column in ("check", "passed", "failed"):
-        table.add_column(column)
-    kinds: dict[str, list[int]] = {}
-    for r in report["results"]:
-        kinds.setdefault(r["check"], [0, 0])[0 if r["ok"] else 1] += 1
-    for kind, (passed, failed) in kinds.items():
-        table.add_row(kind, str(passed), str(failed))
-    out.print(table)
+    out.print(_verify_table(name, report))
     failures = [LabResult(**r) for r in report["results"] if not r["ok"]]
     _print_failures(failures)
     for r in report["results"]:
@@ -253,6 +249,19 @@ def verify_command(name: str, drill: bool, drill_device: str | None, drill_mode:
     out.print(f"{verdict} {report['sessions_established']}/{report['sessions_expected']} sessions Established,"
               f" {report['failed']} of {report['checks']} checks failed")
     sys.exit(report["exit_code"])
+
+
+def _verify_table(name: str, report: dict[str, Any]) -> Table:
+    """Passed and failed checks per kind of check."""
+    table = Table(title=f"lab {name}: {report['slice']}")
+    for column in ("check", "passed", "failed"):
+        table.add_column(column)
+    kinds: dict[str, list[int]] = {}
+    for r in report["results"]:
+        kinds.setdefault(r["check"], [0, 0])[0 if r["ok"] else 1] += 1
+    for kind, (passed, failed) in kinds.items():
+        table.add_row(kind, str(passed), str(failed))
+    return table
 
 
 @lab.command()

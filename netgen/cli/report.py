@@ -9,7 +9,6 @@ import click
 
 from netgen.cli.common import (
     EXIT_DESIGN,
-    EXIT_INPUT,
     EXIT_OK,
     cli,
     counts,
@@ -17,15 +16,12 @@ from netgen.cli.common import (
     err,
     escape,
     fabric_argument,
-    fail,
-    input_failure,
     json_option,
-    load,
+    load_or_exit,
     out,
     output_file_option,
-    write_replacing,
+    write_output,
 )
-from netgen.intent import NetgenInputError
 
 
 @cli.command()
@@ -41,27 +37,26 @@ def report(fabric: str, output: Path | None, as_json: bool) -> None:
     findings are in it) and exits 1."""
     from netgen.report.build import render_report  # noqa: PLC0415
 
-    try:
-        _, ctx, findings = load(fabric)
-    except NetgenInputError as exc:
-        sys.exit(input_failure(exc, as_json))
+    _, ctx, findings = load_or_exit(fabric, as_json)
     errors, warnings = counts(findings)
     page = render_report(ctx, findings)
     if output is not None:
-        try:
-            write_replacing(output, page)
-        except OSError as exc:
-            fail(f"cannot write {output}: {exc.strerror or exc}", as_json, EXIT_INPUT)
+        write_output(output, page, as_json)
     code = EXIT_DESIGN if errors else EXIT_OK
     if as_json:
         emit_json({"ok": not errors, "exit_code": code, "output": None if output is None else str(output),
                    "bytes": len(page.encode()), "errors": errors, "warnings": warnings,
                    **({} if output else {"html": page})})
     elif output is None:
-        click.echo(page, nl=not page.endswith("\n"))
-        if errors:
-            err.print(f"[red]{errors} design error(s): they are in the report's findings[/]")
+        _print_page(page, errors)
     else:
         out.print(f"[bold green]report[/] {escape(str(output))}: {len(page.encode()) / 1e6:.2f} MB,"
                   f" {errors} design error(s), {warnings} warning(s)")
     sys.exit(code)
+
+
+def _print_page(page: str, errors: int) -> None:
+    """The page on standard output; design errors said on stderr (they are in the page's findings)."""
+    click.echo(page, nl=not page.endswith("\n"))
+    if errors:
+        err.print(f"[red]{errors} design error(s): they are in the report's findings[/]")

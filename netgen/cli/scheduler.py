@@ -6,11 +6,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
 
+from netgen import api
 from netgen.cli.common import (
     EXIT_DESIGN,
     EXIT_INPUT,
@@ -28,21 +29,17 @@ from netgen.cli.common import (
     output_file_option,
     progress,
     read_text_input,
-    write_replacing,
+    write_output,
 )
-from netgen.scheduler import kubernetes, slurm, versions
+from netgen.scheduler.export import FORMATS, ExportTarget, export, export_target
 from netgen.scheduler.hostlist import expand as expand_hostlist
 from netgen.scheduler.model import SchedulerTopology, scheduler_topology
-from netgen.scheduler.versions import KUEUE, SLURM, TOPOGRAPH, VOLCANO, Release, Scheduler
-from netgen.whatif.ecmp import HOT, MAX_QPS, SEED, TARGET, TRIALS
-from netgen.whatif.study import COMPARED_QPS, RULE, scenarios, study
+from netgen.scheduler.versions import KUEUE, SLURM, TOPOGRAPH, VOLCANO, Scheduler
+from netgen.whatif.ecmp import MAX_QPS, SEED, TARGET, TRIALS
+from netgen.whatif.study import COMPARED_QPS, RULE, StageStudy
 
-# Each format: its scheduler (whose --X-version option sets the release written for) and its writer.
-FORMATS: dict[str, tuple[Scheduler, Callable[[SchedulerTopology, Release], str]]] = {
-    "slurm": (SLURM, lambda topo, _release: slurm.tree(topo)),  # every release reads the tree alike
-    "slurm-block": (SLURM, slurm.blocks), "kueue": (KUEUE, kubernetes.kueue), "volcano": (VOLCANO, kubernetes.volcano),
-    "topograph": (TOPOGRAPH, kubernetes.topograph),
-}
+if TYPE_CHECKING:  # the placement loads with `netgen place`
+    from netgen.scheduler.placement import Placement
 
 
 def _version_option(scheduler: Scheduler, formats: str, changes: str) -> Callable[[Callable[..., Any]], Any]:
@@ -75,39 +72,35 @@ def scheduler(fabric: str, fmt: str, output: Path | None, slurm_version: str | N
     Written for the oldest supported release of the scheduler unless its --X-version says otherwise,
     and read by that release and every later one: Slurm 24.05 (topology/block; the tree format suits
     any release), Kueue 0.14, Volcano 1.12, topograph 1.0."""
-    scheduler_of, write = FORMATS[fmt]
     given = {SLURM: slurm_version, KUEUE: kueue_version, VOLCANO: volcano_version, TOPOGRAPH: topograph_version}
-    stray = [s.option for s, text in given.items() if text is not None and s is not scheduler_of]
-    if stray:
-        fail(f"{stray[0]} does not apply to --format {fmt}", as_json)
     try:
-        release = versions.target(scheduler_of, given[scheduler_of], any_release=fmt == "slurm")
+        target = export_target(fmt, given)
     except ValueError as exc:
-        fail(f"{scheduler_of.option}: {exc}", as_json)
+        fail(str(exc), as_json)
     _, ctx = load_checked(fabric, as_json, "not exported")
     topo = scheduler_topology(ctx.fabric, ctx.topology)
     try:
-        text = write(topo, release)
+        text = export(topo, target)
     except ValueError as exc:  # a name Kubernetes does not take as a label value
-        fail(f"{fmt}: {exc}", as_json)
+        fail(str(exc), as_json)
     if output is not None:
-        try:
-            write_replacing(output, text)
-        except OSError as exc:
-            fail(f"cannot write {output}: {exc.strerror or exc}", as_json)
-    summary = {"ok": True, "exit_code": EXIT_OK, "format": fmt, "scheduler": scheduler_of.name,
-               "version": scheduler_of.show(release), "output": str(output) if output else None,
-               "zones": len(topo.zones), "racks": sum(len(z.racks) for z in topo.zones),
-               "hosts": len(topo.hosts())}
+        write_output(output, text, as_json)
+    summary = _export_summary(target, topo, output)
     if as_json:
         emit_json(summary if output else {**summary, "text": text})
     elif output is None:
         click.echo(text, nl=False)
     else:
         out.print(f"[bold green]exported[/] {summary['hosts']} host(s), {summary['racks']} rack(s),"
-                  f" {summary['zones']} zone(s) as {fmt} for {scheduler_of.name} {summary['version']} into"
+                  f" {summary['zones']} zone(s) as {fmt} for {target.scheduler.name} {summary['version']} into"
                   f" {escape(str(output))}")
     sys.exit(EXIT_OK)
+
+
+def _export_summary(target: ExportTarget, topo: SchedulerTopology, output: Path | None) -> dict[str, Any]:
+    return {"ok": True, "exit_code": EXIT_OK, "format": target.fmt, "scheduler": target.scheduler.name,
+            "version": target.version, "output": str(output) if output else None,
+            "zones": len(topo.zones), "racks": sum(len(z.racks) for z in topo.zones), "hosts": len(topo.hosts())}
 
 
 def _read_free(path: str, known: set[str], as_json: bool) -> set[str]:
@@ -118,18 +111,22 @@ def _read_free(path: str, known: set[str], as_json: bool) -> set[str]:
     for number, line in enumerate(text.splitlines(), 1):
         for item in line.split("#", 1)[0].split():
             word = item.strip(",")  # "a, b": the list's separator, not part of a name
-            if not word:
-                continue
-            try:
-                names = expand_hostlist(word)
-            except ValueError:
-                fail(f"--free {path}:{number}: '{word[:80]}' is not a host name or hostlist expression", as_json)
-            unknown = [n for n in names if n not in known]
-            if unknown:
-                fail(f"--free {path}:{number}: {unknown[0][:80]} is not a host of this fabric"
-                     " (names as `netgen hosts` lists them, e.g. z01-r001-h01)", as_json)
-            free.update(names)
+            if word:
+                free.update(_free_hosts(word, known, f"{path}:{number}", as_json))
     return free
+
+
+def _free_hosts(word: str, known: set[str], where: str, as_json: bool) -> list[str]:
+    """The hosts one word of --free names (a name or a hostlist expression), each a host of the fabric."""
+    try:
+        names = expand_hostlist(word)
+    except ValueError:
+        fail(f"--free {where}: '{word[:80]}' is not a host name or hostlist expression", as_json)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        fail(f"--free {where}: {unknown[0][:80]} is not a host of this fabric"
+             " (names as `netgen hosts` lists them, e.g. z01-r001-h01)", as_json)
+    return names
 
 
 @cli.command()
@@ -162,14 +159,27 @@ def place(fabric: str, count: int, free_file: str | None, message_bytes: int, as
             err.print(f"[bold red]not placed[/]: {escape(str(exc))}")
         sys.exit(EXIT_DESIGN)
     fewest = min_zones(topo, count, free)
-    doc = {"ok": True, "exit_code": EXIT_OK, "hosts": count, "zones": {str(z): n for z, n in result.zones.items()},
-           "fewest_zones_possible": fewest, "whole_racks": result.whole_racks, "partial_racks": result.partial_racks,
-           "message_bytes": message_bytes, "atsw": result.traffic.as_dict(), "rank_order": result.hosts,
-           "naive": {"zones": {str(z): n for z, n in result.naive_zones.items()},
-                     "atsw": result.naive_traffic.as_dict() if result.naive_traffic else None}}
     if as_json:
-        emit_json(doc)
+        emit_json(_placement_doc(result, count, fewest, message_bytes))
         sys.exit(EXIT_OK)
+    out.print(_placement_table(result, count, message_bytes))
+    out.print(f"zones used {len(result.zones)} (fewest possible {fewest}); whole racks {result.whole_racks},"
+              f" partial {result.partial_racks}")
+    out.print("rank order:")
+    for rank, host in enumerate(result.hosts):
+        out.print(f"{rank} {host}")
+    sys.exit(EXIT_OK)
+
+
+def _placement_doc(result: Placement, count: int, fewest: int, message_bytes: int) -> dict[str, Any]:
+    return {"ok": True, "exit_code": EXIT_OK, "hosts": count, "zones": {str(z): n for z, n in result.zones.items()},
+            "fewest_zones_possible": fewest, "whole_racks": result.whole_racks, "partial_racks": result.partial_racks,
+            "message_bytes": message_bytes, "atsw": result.traffic.as_dict(), "rank_order": result.hosts,
+            "naive": {"zones": {str(z): n for z, n in result.naive_zones.items()},
+                      "atsw": result.naive_traffic.as_dict() if result.naive_traffic else None}}
+
+
+def _placement_table(result: Placement, count: int, message_bytes: int) -> Table:
     table = Table(title=f"{count} hosts: ATSW layer per all-reduce of {message_bytes / (1 << 30):g} GiB")
     for column in ("placement", "zones (hosts)", "crossings", "GiB over ATSW", "max ATSW load"):
         table.add_column(column)
@@ -180,13 +190,7 @@ def place(fabric: str, count: int, free_file: str | None, message_bytes: int, as
         figures = traffic.as_dict()
         table.add_row(label, ", ".join(f"z{z}: {n}" for z, n in zones.items()), f"{traffic.crossings:.1f}",
                       f"{figures['gib_per_allreduce']:.1f}", f"{figures['max_atsw_load']:.3f}")
-    out.print(table)
-    out.print(f"zones used {len(result.zones)} (fewest possible {fewest}); whole racks {result.whole_racks},"
-              f" partial {result.partial_racks}")
-    out.print("rank order:")
-    for rank, host in enumerate(result.hosts):
-        out.print(f"{rank} {host}")
-    sys.exit(EXIT_OK)
+    return table
 
 
 @cli.group()
@@ -218,43 +222,37 @@ def ecmp(fabric: str, qps: str, failed: str | None, seed: int, trials: int, as_j
     exact; expected and p99 max/mean link load and P(a link is asked for more than its line rate),
     from a seeded Monte Carlo; and the smallest QP count whose exact P(1.5x) is under 5% (every count
     1-128 computed: the same count `netgen report` and NG706 give); with --fail, also with DEVICE down."""
-    from netgen.hosts.plan import qps_per_connection  # noqa: PLC0415
-
     try:
         counts = _qps_list(qps)
     except click.BadParameter as exc:
         fail(f"--qps: {exc.message}", as_json)
     _, ctx = load_checked(fabric, as_json, "not simulated")
-    device = None
-    if failed is not None:
-        device = ctx.topology.devices.get(failed)
-        if device is None:
-            fail(f"--fail: {failed[:80]} is not a switch of this fabric", as_json, EXIT_INPUT)
-    configured = qps_per_connection(ctx.fabric)
-    plan = scenarios(ctx.fabric, device)
-    with progress(len(plan) * (len(counts) + 1), "simulating") as advance:
-        found = study(plan, counts, trials=trials, seed=seed, advance=advance)
-    doc = {"ok": True, "exit_code": EXIT_OK, "seed": seed, "trials": trials, "hot_ratio": HOT,
-           "target_p_hot": TARGET, "p_hot_method": "exact", "recommendation_rule": RULE, "configured_qps": configured,
-           "hashing": ctx.fabric.hashing.mode, "stages": [entry.as_dict() for entry in found]}
+    try:
+        found = api.ecmp_study(ctx, failed=failed, qps=counts, trials=trials, seed=seed, progress=progress)
+    except ValueError as exc:
+        fail(f"--fail: {exc}", as_json, EXIT_INPUT)
     if as_json:
-        emit_json(doc)
+        emit_json({"ok": True, "exit_code": EXIT_OK, **found.as_dict()})
         sys.exit(EXIT_OK)
-    for entry in found:
-        table = Table(title=f"{entry.scenario}: {entry.stage.name} ({entry.stage.flows} flows over"
-                            f" {entry.stage.links} links)")
-        for column in ("QPs", escape("E[max/mean]"), "p99", "P(>=1.5x), exact"):
-            table.add_column(column, justify="right")
-        for row in entry.rows:
-            sampled = row.sampled
-            assert sampled is not None  # study(sampled=True)
-            table.add_row(str(row.qps), f"{sampled.mean_ratio:.3f} +- {sampled.stderr:.3f}",
-                          f"{sampled.p99_ratio:.2f}", row.p_hot_text)
-        out.print(table)
+    for entry in found.stages:
+        out.print(_stage_table(entry))
         best = entry.recommended
         out.print(f"  smallest QP count with P(>=1.5x) < {TARGET:.0%}: "
                   + (f"{best.qps} (P = {best.p_hot_text})" if best else f"none up to {MAX_QPS}")
-                  + f" (hosts configured: {configured})")
+                  + f" (hosts configured: {found.configured_qps})")
     out.print(escape(f"E[max/mean] (+- its standard error) and p99: {trials:,} draws, seed {seed}; recommended:"
                      f" {RULE}."))
     sys.exit(EXIT_OK)
+
+
+def _stage_table(entry: StageStudy) -> Table:
+    table = Table(title=f"{entry.scenario}: {entry.stage.name} ({entry.stage.flows} flows over"
+                        f" {entry.stage.links} links)")
+    for column in ("QPs", escape("E[max/mean]"), "p99", "P(>=1.5x), exact"):
+        table.add_column(column, justify="right")
+    for row in entry.rows:
+        sampled = row.sampled
+        assert sampled is not None  # study(sampled=True)
+        table.add_row(str(row.qps), f"{sampled.mean_ratio:.3f} +- {sampled.stderr:.3f}",
+                      f"{sampled.p99_ratio:.2f}", row.p_hot_text)
+    return table

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,9 +19,12 @@ from netgen.cli.common import (
     json_option,
     load_checked,
     out,
-    write_replacing,
+    write_output,
 )
 from netgen.safe_text import printable
+
+if TYPE_CHECKING:  # the push loads with `netgen sot push`
+    from netgen.sot.sync import KindReport, PushReport
 
 TOKEN_VARIABLE = "NAUTOBOT_TOKEN"
 
@@ -76,32 +79,39 @@ def push(fabric: str, url: str, dry_run: bool, as_json: bool) -> None:
             where = f" (while pushing {reached}s: what earlier kinds created stays; run the push again" \
                     " to finish, it picks up where this one stopped)" if reached and not dry_run else ""
             fail(f"{exc}{where}", as_json)
-    data = report.as_dict()
     if as_json:
-        emit_json({"ok": True, "exit_code": EXIT_OK, **data})
+        emit_json({"ok": True, "exit_code": EXIT_OK, **report.as_dict()})
         sys.exit(EXIT_OK)
+    _print_push(report, ctx.fabric.name, url, dry_run)
+    sys.exit(EXIT_OK)
+
+
+def _print_push(report: PushReport, fabric: str, url: str, dry_run: bool) -> None:
     verb = "would change" if dry_run else "changed"
-    out.print(f"[bold]{escape(ctx.fabric.name)}[/] -> Nautobot {escape(url)}: {report.changes} object(s) {verb}")
+    out.print(f"[bold]{escape(fabric)}[/] -> Nautobot {escape(url)}: {report.changes} object(s) {verb}")
     for item in report.prepared:
         out.print(f"  {'would create' if dry_run else 'created'} {escape(item)}")
     for kind in report.kinds:
-        if kind.skipped:
-            out.print(f"  {kind.kind}: skipped ({escape(kind.skipped)})")
-            continue
-        parts = [f"{len(kind.created)} {'to create' if dry_run else 'created'}",
-                 f"{len(kind.updated)} {'to update' if dry_run else 'updated'}", f"{kind.unchanged} unchanged"]
-        if kind.foreign:
-            parts.append(f"{len(kind.foreign)} not netgen's, left as they are ({escape(', '.join(kind.foreign[:3]))})")
-        if kind.blocked:
-            parts.append(f"{len(kind.blocked)} not written: they hang on objects netgen did not make")
-        if kind.stale:
-            parts.append(f"{len(kind.stale)} no longer in the fabric, kept ({_shown(', '.join(kind.stale[:3]))})")
-        out.print(f"  {kind.kind}: " + ", ".join(parts))
-        for line in kind.updated[:10]:
+        out.print(f"  {kind.kind}: " + _kind_summary(kind, dry_run))
+        for line in [] if kind.skipped else kind.updated[:10]:
             out.print(f"    {_shown(line)}")
     if not report.changes:
         out.print("[green]Nautobot already holds the fabric as it is: nothing to change[/]")
-    sys.exit(EXIT_OK)
+
+
+def _kind_summary(kind: KindReport, dry_run: bool) -> str:
+    """One kind of object: what the push did (or would do) with it."""
+    if kind.skipped:
+        return f"skipped ({escape(kind.skipped)})"
+    parts = [f"{len(kind.created)} {'to create' if dry_run else 'created'}",
+             f"{len(kind.updated)} {'to update' if dry_run else 'updated'}", f"{kind.unchanged} unchanged"]
+    if kind.foreign:
+        parts.append(f"{len(kind.foreign)} not netgen's, left as they are ({escape(', '.join(kind.foreign[:3]))})")
+    if kind.blocked:
+        parts.append(f"{len(kind.blocked)} not written: they hang on objects netgen did not make")
+    if kind.stale:
+        parts.append(f"{len(kind.stale)} no longer in the fabric, kept ({_shown(', '.join(kind.stale[:3]))})")
+    return ", ".join(parts)
 
 
 @sot.command(fabric_stdin=False)  # writes deploy.sot.yaml beside the fabric file
@@ -114,11 +124,10 @@ def pull(fabric: str, url: str, as_json: bool) -> None:
     status) into deploy.sot.yaml beside the fabric file, replaced whole. `netgen deploy` then
     reaches a switch at that address unless deploy.yaml gives it a host of its own, and leaves
     out switches whose status is not Active or Staged."""
-    import yaml  # noqa: PLC0415
-
     from netgen.deploy.inventory import DEPLOYABLE_STATUSES, SOT_FILE  # noqa: PLC0415
     from netgen.sot.base import SotError  # noqa: PLC0415
     from netgen.sot.nautobot import Nautobot  # noqa: PLC0415
+    from netgen.sot.pull import pulled  # noqa: PLC0415
 
     token = _token(as_json)
     loaded, ctx = load_checked(fabric, as_json, "nothing pulled")
@@ -128,33 +137,19 @@ def pull(fabric: str, url: str, as_json: bool) -> None:
             facts = nautobot.device_facts(ctx.fabric.name)
     except SotError as exc:
         fail(str(exc), as_json)
-    switches = list(ctx.topology.devices)
-    devices = {name: {key: value for key, value in (("host", facts[name].management), ("serial", facts[name].serial),
-                                                     ("status", facts[name].status)) if value}
-               for name in switches if name in facts}
-    missing = [name for name in switches if name not in facts]
-    document = {"source": {"backend": "nautobot", "url": url,
-                           "pulled": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")},
-                "devices": devices}
+    found = pulled(url, ctx.topology.devices, facts, DEPLOYABLE_STATUSES)
     path = loaded.source.parent / SOT_FILE
-    text = (f"# written by `netgen sot pull` from {url}; replaced whole by the next pull\n"
-            + yaml.safe_dump(document, sort_keys=False))
-    try:
-        write_replacing(path, text)
-    except OSError as exc:
-        fail(f"cannot write {path}: {exc.strerror or exc}", as_json)
-    out_of_service = {n: d["status"] for n, d in devices.items()
-                      if d.get("status") and d["status"] not in DEPLOYABLE_STATUSES}
+    write_output(path, found.text, as_json)
     if as_json:
-        emit_json({"ok": True, "exit_code": EXIT_OK, "output": str(path), "devices": devices, "missing": missing,
-                   "out_of_service": out_of_service})
+        emit_json({"ok": True, "exit_code": EXIT_OK, "output": str(path), "devices": found.devices,
+                   "missing": found.missing, "out_of_service": found.out_of_service})
         sys.exit(EXIT_OK)
-    with_host = sum(1 for d in devices.values() if "host" in d)
-    out.print(f"[bold green]{escape(str(path))}[/]: {len(devices)} of {len(switches)} switch(es) in Nautobot,"
-              f" {with_host} with a management address")
-    if missing:
-        out.print(f"  not in Nautobot: {escape(', '.join(missing[:8]))}{' ...' if len(missing) > 8 else ''}"
+    with_host = sum(1 for d in found.devices.values() if "host" in d)
+    out.print(f"[bold green]{escape(str(path))}[/]: {len(found.devices)} of {len(ctx.topology.devices)} switch(es)"
+              f" in Nautobot, {with_host} with a management address")
+    if found.missing:
+        out.print(f"  not in Nautobot: {escape(', '.join(found.missing[:8]))}{' ...' if len(found.missing) > 8 else ''}"
                   " (`netgen sot push` adds them)")
-    for name, status in out_of_service.items():
+    for name, status in found.out_of_service.items():
         out.print(f"  {escape(name)}: status {_shown(status)}, left out of deploys")
     sys.exit(EXIT_OK)

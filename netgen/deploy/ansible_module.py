@@ -24,10 +24,16 @@ from typing import Any
 
 from pydantic import SecretStr, ValidationError
 
+from netgen.deploy.change import (
+    DEFAULT_POST_CHECK_TIMEOUT_S,
+    MODULE_ARGUMENTS,
+    ChangeRefused,
+    ChangeRequest,
+    plan_change,
+)
 from netgen.deploy.drivers.base import DriverError, check_change_id
 from netgen.deploy.inventory import Credentials, DeviceAccess, make_nornir, nornir_inventory
-from netgen.deploy.journal import Journal, JournalError, default_path
-from netgen.deploy.pipeline import GOOD, DeployOptions, DeviceOutcome, Status, check_timeouts, run_rollout
+from netgen.deploy.pipeline import GOOD, DeployOptions, DeviceOutcome, Status, run_rollout
 from netgen.deploy.rollout import Batch
 from netgen.deploy.target import DeployTarget, TargetError, load_context, prepare_target
 from netgen.intent import NetgenInputError
@@ -100,35 +106,31 @@ def run(params: dict[str, Any], check_mode: bool) -> dict[str, Any]:
         return {"failed": True, "changed": False, "msg": "; ".join(p.render() for p in exc.problems)}
     except (TargetError, DriverError, ValueError) as exc:
         return {"failed": True, "changed": False, "msg": str(exc).splitlines()[0]}
-    options = _options(params, target, change_id, check_mode)
-    if isinstance(options, str):
-        return {"failed": True, "changed": False, "msg": options}
-    return result_of(deploy_device(target, name, options), check_mode)
+    try:
+        plan = plan_change(target, _change_request(params, change_id, check_mode))
+    except ChangeRefused as exc:
+        return {"failed": True, "changed": False, "msg": _refusal(exc, params)}
+    return result_of(deploy_device(target, name, plan.options), check_mode)
 
 
-def _options(params: dict[str, Any], target: DeployTarget, change_id: str, check_mode: bool) -> DeployOptions | str:
-    """The push options, with the same bounds `netgen deploy` enforces; a message when out of bounds."""
-    rollout = target.deploy.rollout
-    timeout = params.get("confirm_timeout")
-    if timeout is not None:
-        try:  # the policy model holds the bounds (a commit timer shorter than the post-checks is a trap)
-            rollout = type(rollout).model_validate({**rollout.model_dump(), "confirm_timeout_s": timeout})
-        except ValidationError as exc:
-            reason = exc.errors()[0]["msg"].lower()
-            return f"confirm_timeout {timeout!r}: {reason} (seconds in the commit-confirm window)"
-    post_check = params.get("post_check_timeout")
-    post_check = 60.0 if post_check is None else float(post_check)
-    problem = check_timeouts(rollout.confirm_timeout_s, post_check, confirm_name="confirm_timeout",
-                             post_check_name="post_check_timeout")
-    if problem:
-        return problem
-    try:  # every module run of a change appends to the same journal, as `netgen deploy` writes it
-        journal = None if check_mode else Journal(default_path(change_id), change_id)
-    except JournalError as exc:
+def _change_request(params: dict[str, Any], change_id: str, check_mode: bool) -> ChangeRequest:
+    """The change the arguments ask for: as `netgen deploy` plans it (change.plan_change), each module
+    run of a change appending to its one journal."""
+    timeout, post_check = params.get("confirm_timeout"), params.get("post_check_timeout")
+    return ChangeRequest(change_id, dry_run=check_mode,
+                         post_check_timeout_s=DEFAULT_POST_CHECK_TIMEOUT_S if post_check is None else float(post_check),
+                         remove_unmanaged=bool(params.get("remove_unmanaged")),
+                         policy={} if timeout is None else {"confirm_timeout_s": timeout},
+                         append_journal=True, names=MODULE_ARGUMENTS)
+
+
+def _refusal(exc: ChangeRefused, params: dict[str, Any]) -> str:
+    """The plan's refusal, in the module's words: its one policy argument, confirm_timeout, by name."""
+    if exc.validation is None:
         return str(exc)
-    return DeployOptions(change_id=change_id, dry_run=check_mode, confirm_timeout_s=rollout.confirm_timeout_s,
-                         post_check_timeout_s=post_check, command_timeout_s=target.deploy.ssh.command_timeout_s,
-                         journal=journal, ownership=target.ownership(bool(params.get("remove_unmanaged"))))
+    # the policy model holds the bounds (a commit timer shorter than the post-checks is a trap)
+    reason = exc.validation.errors()[0]["msg"].lower()
+    return f"confirm_timeout {params.get('confirm_timeout')!r}: {reason} (seconds in the commit-confirm window)"
 
 
 def result_of(outcome: DeviceOutcome, check_mode: bool) -> dict[str, Any]:

@@ -25,7 +25,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,8 @@ from netgen.deploy.inventory import KEY_ENV, PASSWORD_ENV, USERNAME_ENV, Rollout
 from netgen.deploy.pipeline import GOOD, DeployOptions, DeviceOutcome, RolloutReport, Status
 from netgen.deploy.rollout import Batch
 from netgen.deploy.target import DeployTarget
+from netgen.platforms.base import RenderInputError
+from netgen.platforms.output_dir import RenderDirError, render_or_read
 from netgen.resources import ROLES
 
 DEFAULT_PLAYBOOK = ROLES / "rollout.yml"  # the checkout's roles/, or the wheel's copy (netgen/resources.py)
@@ -99,6 +101,36 @@ def extravars(target: DeployTarget, request: RolloutRequest) -> dict[str, Any]:
     if request.credentials_file is not None:
         values["netgen_credentials_file"] = str(request.credentials_file.resolve())
     return {**request.extra_vars, **values}
+
+
+def extra_vars(items: Iterable[str]) -> dict[str, str]:
+    """`-e KEY=VALUE` items for the user's playbook. A netgen_* variable is refused: netgen rollout
+    sets those from the fabric and the options, so the batches stay the planned ones."""
+    found: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.isidentifier():
+            raise RolloutError(f"-e {item!r}: expected KEY=VALUE with KEY a variable name")
+        if key.startswith("netgen_"):
+            raise RolloutError(f"-e {key}: netgen_* variables are set by netgen rollout from the fabric and the"
+                               " options (--limit, --change-id, --confirm-timeout, ...), so the batches stay the"
+                               " planned ones")
+        found[key] = value
+    return found
+
+
+def check_configs(target: DeployTarget, configs: Path | None) -> None:
+    """The files of --configs DIR refused here, before any play, as each device's module run would
+    refuse them: the module reads DIR itself and takes nothing netgen cannot vouch for. A render
+    error (a netgen bug) is raised as it is."""
+    if configs is None:
+        return
+    try:
+        render_or_read(target.ctx, [target.ctx.topology.devices[n] for n in target.names], configs)
+    except (RenderDirError, RenderInputError) as exc:
+        raise RolloutError(f"{exc} (netgen rollout takes no --accept-edited-configs: the Ansible module reads DIR"
+                           " itself; `netgen deploy --configs DIR --accept-edited-configs` pushes edited files)"
+                           ) from None
 
 
 def _update(outcome: DeviceOutcome, data: Mapping[str, Any]) -> None:

@@ -17,7 +17,6 @@ rolled back, what was not touched, and when each commit window opened and closed
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -45,6 +44,7 @@ from netgen.deploy.checks import (
     VerifyPfcEnabled,
     lldp_verdicts,
 )
+from netgen.deploy.connect import connect_driver, disconnect
 from netgen.deploy.drivers.base import (
     HOLDS_NEW,
     HOLDS_OLD,
@@ -52,7 +52,6 @@ from netgen.deploy.drivers.base import (
     DriverError,
     Readback,
     default_ownership,
-    load_drivers,
 )
 from netgen.deploy.journal import ROLLOUT, Journal, State
 from netgen.deploy.ownership import Ownership
@@ -489,7 +488,6 @@ ProgressHook = Callable[[DeviceOutcome], None]
 
 def run_rollout(nr: Nornir, ctx: DesignContext, batches: list[Batch], files: Mapping[str, Mapping[str, str]],
                 options: DeployOptions, progress: ProgressHook | None = None) -> RolloutReport:
-    drivers = load_drivers()
     report = RolloutReport(ctx.fabric.name, options.change_id, options.dry_run, time.time())
     for batch in batches:
         for name in batch.devices:
@@ -507,20 +505,13 @@ def run_rollout(nr: Nornir, ctx: DesignContext, batches: list[Batch], files: Map
         device = ctx.topology.devices[name]
         outcome = report.devices[name]
 
-        def connect() -> Driver:
-            conn = task.host.get_connection("netmiko", task.nornir.config)
-            return drivers[device.nos](conn, device, files[name], options.change_id, options.command_timeout_s,
-                                       options.ownership_of(device.nos))
-
         def reconnect() -> Driver:
-            # nothing to close after an earlier reconnect that failed: Nornir had dropped the connection
-            with contextlib.suppress(Exception):
-                task.host.close_connection("netmiko")
-            return connect()
+            disconnect(task)  # nothing to close after an earlier reconnect that failed: Nornir had dropped it
+            return connect_driver(task, device, files[name], options)
 
         try:
             outcome.enter("connect")
-            driver = connect()
+            driver = connect_driver(task, device, files[name], options)
         except Exception as exc:
             outcome.status, outcome.error = Status.FAILED, f"connect: {type(exc).__name__}: {exc}"[:800]
             if options.journal is not None and not options.dry_run:
@@ -528,8 +519,7 @@ def run_rollout(nr: Nornir, ctx: DesignContext, batches: list[Batch], files: Map
         else:
             deploy_one(driver, ctx, device, options, outcome, reconnect)
         finally:
-            with contextlib.suppress(Exception):  # already gone with a dropped session
-                task.host.close_connection("netmiko")
+            disconnect(task)  # already gone with a dropped session
         if progress:
             with lock:
                 progress(outcome)

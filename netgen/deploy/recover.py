@@ -10,7 +10,6 @@ save is all it can lack. Each result is read back from the device and journaled,
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Mapping
 
@@ -18,7 +17,8 @@ from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
 from netgen.context import DesignContext
-from netgen.deploy.drivers.base import HOLDS_NEW, HOLDS_OLD, Driver, load_drivers
+from netgen.deploy.connect import connect_driver, disconnect
+from netgen.deploy.drivers.base import HOLDS_NEW, HOLDS_OLD, Driver
 from netgen.deploy.journal import Journal, JournalView, State
 from netgen.deploy.pipeline import GOOD, DeployOptions, DeviceOutcome, ProgressHook, RolloutReport, Status, settle
 
@@ -76,7 +76,6 @@ def recover_device(driver: Driver, options: DeployOptions, outcome: DeviceOutcom
 def recover_change(nr: Nornir, ctx: DesignContext, view: JournalView, files: Mapping[str, Mapping[str, str]],
                    options: DeployOptions, confirm: bool, progress: ProgressHook | None = None) -> RolloutReport:
     """Every in-flight device of the journal, at once (Nornir's workers); a report like a rollout's."""
-    drivers = load_drivers()
     report = RolloutReport(ctx.fabric.name, options.change_id, False, time.time())
     records = {r.device: r for r in view.in_flight() if r.device in ctx.topology.devices}
     for name in records:
@@ -87,9 +86,7 @@ def recover_change(nr: Nornir, ctx: DesignContext, view: JournalView, files: Map
         name = task.host.name
         device, outcome, record = ctx.topology.devices[name], report.devices[name], records[name]
         try:
-            conn = task.host.get_connection("netmiko", task.nornir.config)
-            driver = drivers[device.nos](conn, device, files[name], options.change_id, options.command_timeout_s,
-                                         options.ownership_of(device.nos))
+            driver = connect_driver(task, device, files[name], options)
         except Exception as exc:
             outcome.error = f"connect: {type(exc).__name__}: {exc}"[:800]
             outcome.status = Status.UNCONFIRMED
@@ -98,8 +95,7 @@ def recover_change(nr: Nornir, ctx: DesignContext, view: JournalView, files: Map
         else:
             recover_device(driver, options, outcome, record.before or "", record.after, confirm, record.confirm_sent)
         finally:
-            with contextlib.suppress(Exception):
-                task.host.close_connection("netmiko")
+            disconnect(task)
         if progress:
             progress(outcome)
         return Result(host=task.host, result=outcome.status.value, failed=outcome.status not in GOOD)

@@ -22,11 +22,11 @@ from netgen.checks.base import Finding
 from netgen.checks.summary import summarize
 from netgen.context import DesignContext
 from netgen.hosts.plan import host_qos, qps_per_connection
-from netgen.platforms.base import TEMPLATE_ROOT
 from netgen.platforms.features import dscp_to_tc, tc_to_queue
 from netgen.report.devices import device_table
 from netgen.scheduler.model import scheduler_topology
 from netgen.scheduler.placement import atsw_capacity_tbps, place
+from netgen.templating import TEMPLATE_ROOT
 from netgen.topology.model import LinkTier, Role
 
 
@@ -134,11 +134,11 @@ def _qos_chain(ctx: DesignContext) -> list[dict[str, Any]]:
 
 
 def _whatif(ctx: DesignContext) -> dict[str, Any]:
-    """The what-if's study (netgen.whatif.study), as `netgen whatif ecmp --json` has it."""
-    from netgen.whatif.ecmp import SEED, TRIALS  # noqa: PLC0415
-    from netgen.whatif.study import RULE, scenarios, study  # noqa: PLC0415
+    """The what-if's study (netgen.whatif.study.ecmp_study), as `netgen whatif ecmp --json` has it."""
+    from netgen.whatif.study import RULE, ecmp_study  # noqa: PLC0415
 
-    return {"stages": [found.as_dict() for found in study(scenarios(ctx.fabric))], "trials": TRIALS, "seed": SEED,
+    found = ecmp_study(ctx.fabric, qps_per_connection(ctx.fabric))
+    return {"stages": [entry.as_dict() for entry in found.stages], "trials": found.trials, "seed": found.seed,
             "rule": RULE}
 
 

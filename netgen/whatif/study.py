@@ -1,13 +1,17 @@
 """The ECMP study `netgen whatif ecmp`, `netgen report` and NG706 all show: per stage of the fabric,
 the figures at the QP counts compared and the recommended QP count (netgen.whatif.ecmp for the
-model). One function, so the three name the same count from the same estimate: the exact
+model). One loop (`study`), so the three name the same count from the same estimate: the exact
 P(max >= 1.5 x mean), which has no sampling error, below TARGET; the Monte Carlo's figures beside
 it (E[max/mean], p99, P(overload)) are drawn with the one budget ecmp.TRIALS unless a caller asks
-for another."""
+for another. `ecmp_study` is the whole what-if of a fabric as `netgen whatif ecmp` and the report
+show it (netgen.api re-exposes it); NG706 runs `study` alone, on the stages whose switches hash on
+the QP, at the configured count."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,3 +114,41 @@ def study(plan: Iterable[tuple[str, Stage]], compare: Sequence[int] = COMPARED_Q
             advance()
         out.append(StageStudy(scenario, stage, tuple(rows), None if best is None else figures(stage, best)))
     return out
+
+
+@dataclass(frozen=True)
+class EcmpStudy:
+    """The ECMP what-if of one fabric: every (scenario, stage) studied, how the sampled figures
+    were drawn, and what the hosts are configured with (`configured_qps`, the fabric's hashing mode)."""
+
+    stages: tuple[StageStudy, ...]
+    seed: int
+    trials: int
+    configured_qps: int
+    hashing: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"seed": self.seed, "trials": self.trials, "hot_ratio": HOT, "target_p_hot": TARGET,
+                "p_hot_method": "exact", "recommendation_rule": RULE, "configured_qps": self.configured_qps,
+                "hashing": self.hashing, "stages": [entry.as_dict() for entry in self.stages]}
+
+
+# a progress display of N steps under a label, as a context that yields the function that advances it
+StepProgress = Callable[[int, str], AbstractContextManager[Callable[[], None]]]
+
+
+@contextlib.contextmanager
+def no_progress(_total: int, _label: str) -> Iterator[Callable[[], None]]:
+    yield lambda: None
+
+
+def ecmp_study(fabric: Fabric, configured_qps: int, failed: Device | None = None,
+               compare: Sequence[int] = COMPARED_QPS, *, trials: int = TRIALS, seed: int = SEED,
+               progress: StepProgress = no_progress) -> EcmpStudy:
+    """The fabric's stages, healthy and with `failed` down (scenarios), each at the QP counts in
+    `compare` with the Monte Carlo's figures (`trials` draws from `seed`) and its recommended count.
+    `configured_qps`: what the hosts open (netgen.hosts.plan.qps_per_connection), shown beside it."""
+    plan = scenarios(fabric, failed)
+    with progress(len(plan) * (len(compare) + 1), "simulating") as advance:
+        found = study(plan, compare, trials=trials, seed=seed, advance=advance)
+    return EcmpStudy(tuple(found), seed, trials, configured_qps, fabric.hashing.mode)

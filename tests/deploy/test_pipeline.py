@@ -14,7 +14,7 @@ import pytest
 from nornir.core.plugins.connections import ConnectionPluginRegister
 
 from netgen.checks import DesignContext
-from netgen.deploy import pipeline
+from netgen.deploy import connect, pipeline
 from netgen.deploy.checks import Facts
 from netgen.deploy.drivers.base import DriverError, Readback, StagedChange
 from netgen.deploy.inventory import Credentials, DeployFile, RolloutPolicy, make_nornir, nornir_inventory
@@ -302,7 +302,7 @@ def fleet(monkeypatch):
     monkeypatch.setitem(ConnectionPluginRegister.available, "netmiko", FakeConnection)
     drivers = {nos: (lambda conn, device, files, change_id, timeout, ownership: FakeDriver(switches[device.name]))
                for nos in ("eos", "sonic")}
-    monkeypatch.setattr(pipeline, "load_drivers", lambda: drivers)
+    monkeypatch.setattr(connect, "load_drivers", lambda: drivers)
     return switches
 
 

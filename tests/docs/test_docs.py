@@ -113,6 +113,17 @@ def test_the_layout_names_every_package():
     assert [name for name in packages if f"`netgen/{name}/`" not in text] == []
 
 
+def test_the_api_reference_has_every_public_name_with_its_docstring():
+    from netgen import api  # noqa: PLC0415
+
+    text = HOOK.api_reference()
+    for name in api.__all__:
+        assert f"### `{name}` {{#" in text, name
+    assert "def render(fabric: str | Path | LoadedFabric, output: Path | None, *, devices:" in text
+    assert "* `netgen.topology.selection.SelectionError`: A name or pattern of `devices` matches no device." in text
+    assert " at 0x" not in text  # defaults by name, never an address
+
+
 # --- design checks: the docs' examples are the tested cases -----------------------------------------
 def test_every_check_has_a_tested_failing_and_passing_example_and_the_snippet_is_all_it_changes():
     from netgen.checks import REGISTRY  # noqa: PLC0415
