@@ -10,7 +10,7 @@ a check and the read is refused too, never followed. Each selected device's fold
 files DIR's manifest lists for it, no fewer and no more.
 
 What the manifest proves: a format-3 manifest whose MAC verifies with this user's key (see
-render.manifest_key) was written by this user's netgen on this machine, so a file whose size and
+netgen/output/manifest_mac.py) was written by this user's netgen on this machine, so a file whose size and
 SHA-256 are the listed ones is what that render wrote. A file that differs was edited since: it is
 refused, or used only when the caller accepts edited files (the deploy report and journal name
 each one). A manifest that does not verify (rendered elsewhere, e.g. a CI artifact; written by a
