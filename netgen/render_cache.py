@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import importlib.util
 import io
 import ipaddress
 import operator
@@ -27,6 +28,7 @@ import jinja2
 from pydantic import BaseModel
 
 from netgen.platforms.base import Prepared
+from netgen.registry import NOS
 from netgen.resources import PACKAGE
 from netgen.templating import TEMPLATE_ROOT
 
@@ -34,12 +36,35 @@ from netgen.templating import TEMPLATE_ROOT
 @functools.cache
 def code_digest() -> bytes:
     """What a render key must change with besides the device's inputs: netgen's code (a plugin's
-    `render` is code), the templates, and the Jinja and Python that run them."""
+    `render` is code), the templates, and the Jinja and Python that run them; for a NOS whose bundle
+    lives outside netgen, its renderer's package and its template folder too (outside_code)."""
     digest = hashlib.sha256(f"{sys.version}\0{jinja2.__version__}\0".encode())
-    for root, pattern in ((PACKAGE, "*.py"), (Path(TEMPLATE_ROOT), "*")):
-        for path in sorted(p for p in root.rglob(pattern) if p.is_file() and "__pycache__" not in p.parts):
-            digest.update(f"{path.relative_to(root)}\0".encode() + path.read_bytes() + b"\0")
+    for root, pattern in ((PACKAGE, "*.py"), (Path(TEMPLATE_ROOT), "*"), *outside_code()):
+        files = [root] if root.is_file() else root.rglob(pattern)
+        for path in sorted(p for p in files if p.is_file() and "__pycache__" not in p.parts):
+            digest.update(f"{path.relative_to(root.parent if root.is_file() else root)}\0".encode()
+                          + path.read_bytes() + b"\0")
     return digest.digest()
+
+
+def outside_code() -> list[tuple[Path, str]]:
+    """(folder or file, pattern) of what registered NOS bundles render with outside netgen's package
+    and templates/: the top-level package of each renderer (the module itself when it has none),
+    and each template folder. Nothing for the NOSes netgen ships."""
+    found: set[tuple[Path, str]] = set()
+    templates, package = Path(TEMPLATE_ROOT).resolve(), PACKAGE.resolve()
+    for nos in NOS.names("renderer"):
+        bundle = NOS.bundle(nos)
+        folder = bundle.template_folder(Path(TEMPLATE_ROOT)).resolve()
+        if not folder.is_relative_to(templates):
+            found.add((folder, "*"))
+        top = str(bundle.renderer).partition(":")[0].split(".")[0]
+        spec = importlib.util.find_spec(top)
+        if spec is None:
+            continue
+        where = [Path(p) for p in spec.submodule_search_locations or ()] or ([Path(spec.origin)] if spec.origin else [])
+        found |= {(path.resolve(), "*.py") for path in where if not path.resolve().is_relative_to(package)}
+    return sorted(found)
 
 
 # How the stable pickler writes an object of each type (None: pickle's own way), worked out once per

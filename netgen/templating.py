@@ -51,8 +51,9 @@ class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
 
 @cache
 def template_env(folder: str) -> jinja2.Environment:
-    """One compiled environment per template folder (a NOS, or `hosts`). StrictUndefined: a missing
-    view field is a bug, not ''."""
+    """One compiled environment per template folder: a folder of templates/ (a NOS's, `hosts`), or an
+    absolute path (a NOS bundle packaged outside netgen names its own, NosBundle.templates).
+    StrictUndefined: a missing view field is a bug, not ''."""
     return jinja2.Environment(
         bytecode_cache=_CompiledTemplates.open(),
         loader=jinja2.FileSystemLoader(TEMPLATE_ROOT / folder),

@@ -7,7 +7,6 @@ from typing import ClassVar
 
 from netgen.checks.base import Finding, devices_text, error, register, warning
 from netgen.context import DesignContext
-from netgen.intent.catalog import Nos
 from netgen.intent.types import format_bytes
 from netgen.topology.buffers import FROM_REFERENCE, UNPUBLISHED, BufferDomain, tier_buffers
 from netgen.topology.model import Device
@@ -30,7 +29,7 @@ class EcnThresholdOrder:
                 f" {format_bytes(ecn.max_threshold)}")
         # SONiC switches always carry the WRED profile (ECN off only unbinds it, so `ecnconfig` keeps
         # working) and SONiC's model refuses max < min: any rendered profile must be valid.
-        sonic = [d for _, _, model, devices in ctx.tier_models() if model.nos is Nos.SONIC for d in devices]
+        sonic = [d for _, _, model, devices in ctx.tier_models() if model.nos == "sonic" for d in devices]
         if ecn.enabled or sonic:
             where = "" if ecn.enabled else f" (ECN is off, but SONiC switches keep the profile: {devices_text(sonic)})"
             yield error(self.code, "qos.ecn", text + where, "set min_threshold < max_threshold")

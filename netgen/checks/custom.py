@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from netgen.checks.base import Finding, devices_text, error, register, warning
 from netgen.context import DesignContext
-from netgen.intent.custom import PARTS_BY_NOS, AmbiguousLayer, layered
+from netgen.intent.custom import AmbiguousLayer, layered, parts_by_nos
 from netgen.intent.scope import Scoped
 from netgen.intent.services import AmbiguousOverride, effective_services
 from netgen.topology.model import Device
@@ -45,15 +45,18 @@ class CustomBlocksReachTheirNos:
     title: ClassVar[str] = "Each part of a custom_config block applies to some switch running its NOS"
 
     def run(self, ctx: DesignContext) -> Iterator[Finding]:
+        takers: dict[str, list[str]] = {}  # part -> the NOSes whose renderer reads it (their bundles say)
+        for nos, parts in parts_by_nos().items():
+            for part in parts:
+                takers.setdefault(part, []).append(nos)
         for index, block in enumerate(ctx.fabric.custom_config):
             scope = [d for d in ctx.topology.devices.values() if block.applies(d.role.value, d.zone, d.name)]
-            for nos, parts in PARTS_BY_NOS.items():
-                for part in parts:
-                    if getattr(block, part) is not None and not any(d.nos == nos for d in scope):
-                        yield warning(self.code, f"custom_config[{index}].{part}",
-                                      f"block {block.name!r}: its {part} reaches no switch: none of the"
-                                      f" {len(scope)} in its scope runs {nos}",
-                                      f"widen the scope or drop {part}")
+            for part, taking in takers.items():
+                if getattr(block, part) is not None and not any(d.nos in taking for d in scope):
+                    yield warning(self.code, f"custom_config[{index}].{part}",
+                                  f"block {block.name!r}: its {part} reaches no switch: none of the"
+                                  f" {len(scope)} in its scope runs {' or '.join(taking)}",
+                                  f"widen the scope or drop {part}")
 
 
 @register

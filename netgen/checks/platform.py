@@ -82,7 +82,7 @@ class SonicQueueIndexes:
         classes = [(qos.lossless.name, qos.lossless.queue), (qos.cts.name, qos.cts.queue),
                    *[(c.name, c.queue) for c in qos.classes]]
         for role, name, model, devices in ctx.tier_models():
-            if model.nos.value != "sonic":
+            if model.nos != "sonic":
                 continue
             subject = f"{role.value} model {name}"
             if qos.lossless.queue > SONIC_PFC_QUEUE_MAX:
@@ -108,7 +108,7 @@ class EosWatchdogAction:
         if not wd.enabled or wd.action == "drop":
             return
         for role, name, model, devices in ctx.tier_models():
-            if model.nos.value == "eos" and role.value in wd.tiers and model.capabilities.pfc_watchdog:
+            if model.nos == "eos" and role.value in wd.tiers and model.capabilities.pfc_watchdog:
                 yield error(self.code, f"{role.value} model {name}",
                             f"PFC watchdog action '{wd.action}' on EOS ({devices_text(devices)}): only `drop` is"
                             " confirmed for `priority-flow-control pause watchdog action`",
@@ -133,7 +133,7 @@ class EosWatchdogTimers:
         if not odd:
             return
         for role, name, model, devices in ctx.tier_models():
-            if model.nos.value == "eos" and role.value in wd.tiers and model.capabilities.pfc_watchdog:
+            if model.nos == "eos" and role.value in wd.tiers and model.capabilities.pfc_watchdog:
                 for label, ms in odd:
                     yield error(self.code, f"{role.value} model {name}",
                                 f"qos.pfc_watchdog.{label} {ms} ms on EOS ({devices_text(devices)}): EOS takes the"

@@ -175,6 +175,16 @@ def missing_fabric_message() -> str:
             f" directory that holds {FABRIC_FILE_NAMES[0]} ({Path.cwd()} holds none)")
 
 
+def nos_registry_error(exc: BaseException) -> str | None:
+    """The message of a NOS register error (netgen/registry.py: an unregistered NOS, a stale install, a
+    bundle part that cannot be imported): input, exit 2. None for any other exception. The register
+    is only looked at when it was imported, so `netgen --help` stays light."""
+    registry = sys.modules.get("netgen.registry")
+    if registry is None or not isinstance(exc, registry.NosRegistryError):
+        return None
+    return str(exc)
+
+
 class NetgenCommand(click.Command):
     """A command that follows the conventions: FABRIC from the argument, $NETGEN_FABRIC or the
     current directory (`fabric_optional`: none at all is fine, e.g. `netgen schema`); FABRIC `-`
@@ -204,7 +214,13 @@ class NetgenCommand(click.Command):
             if fabric == STDIN and not self.fabric_stdin:
                 fail(f"FABRIC {STDIN} (standard input) does not suit `{ctx.command_path}`: it reads the files beside"
                      " the fabric file (deploy.yaml, secrets, the git tree); give the fabric's path", as_json)
-        return super().invoke(ctx)
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:
+            message = nos_registry_error(exc)
+            if message is None:
+                raise
+            fail(message, bool(ctx.params.get("as_json")))
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         super().format_epilog(ctx, formatter)
@@ -270,6 +286,9 @@ class NetgenGroup(click.Group):
             err.print("[red]interrupted[/]")
             sys.exit(130)
         except Exception as exc:  # a bug: say so plainly, keep the traceback behind --debug
+            message = nos_registry_error(exc)
+            if message is not None:
+                fail(message, False)
             if ctx.obj and ctx.obj.get("debug"):
                 traceback.print_exc()
             err.print(f"[bold red]internal error[/]: {escape(type(exc).__name__)}: {escape(str(exc))}")

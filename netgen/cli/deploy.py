@@ -54,7 +54,7 @@ from netgen.deploy.change import (
     read_change,
     recover_in_flight,
 )
-from netgen.deploy.drivers.base import DriverError, check_change_id
+from netgen.deploy.driver import DriverError, check_change_id
 from netgen.deploy.inventory import load_deploy
 from netgen.deploy.journal import JournalView
 from netgen.deploy.pipeline import DeviceOutcome, RolloutReport, Status, select

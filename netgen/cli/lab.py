@@ -106,8 +106,9 @@ def _session_tick(update: Callable[[str, int, int], None], plan: LabPlan) -> Cal
 @click.option("--timeout", type=float, default=180.0, show_default=True,
               help="Seconds to wait for every session and every RTSW's full ECMP.")
 @click.option("--ssh", is_flag=True,
-              help="Also give SONiC routers SSH management (sshd + SONiC config/show stand-in) and write a"
-                   " deploy.yaml for `netgen deploy` into the lab directory (netns backend).")
+              help="Also give the routers whose NOS has a CLI stand-in (SONiC: config/show) SSH management (sshd"
+                   " + the stand-in) and write a deploy.yaml for `netgen deploy` into the lab directory (netns"
+                   " backend).")
 @json_option
 def up(fabric: str, name: str, zone: int | None, racks: int | None, ctsw: int | None, configs: Path | None,
        accept_edited: bool, backend_kind: str, timeout: float, ssh: bool, as_json: bool) -> None:
@@ -180,7 +181,7 @@ def _print_up(payload: dict[str, Any], plan: LabPlan, report: BuildReport, secon
     _print_failures(failed)
     access = payload["ssh"]
     if access:
-        out.print(f"SSH on {len(access['endpoints'])} SONiC router(s); deploy with: NETGEN_USERNAME="
+        out.print(f"SSH on {len(access['endpoints'])} router(s) with a CLI stand-in; deploy with: NETGEN_USERNAME="
                   f"{access['username']} NETGEN_SSH_KEY={access['key_file']} netgen deploy"
                   f" {escape(access['fabric_dir'])}/{resolve_fabric_path(fabric).name}"
                   f" --limit {','.join(access['endpoints'])}")
@@ -189,25 +190,25 @@ def _print_up(payload: dict[str, Any], plan: LabPlan, report: BuildReport, secon
 
 def _start_ssh(backend: LabBackend, plan: LabPlan, files: dict[str, dict[str, str]], fabric: Path,
                as_json: bool) -> dict[str, Any]:
-    """SSH management for the lab's SONiC routers, and a site folder (the fabric plus a deploy.yaml
-    pointing at the endpoints) that `netgen deploy` can use as is."""
+    """SSH management for the lab's routers whose NOS has a CLI stand-in (SONiC's), and a site folder
+    (the fabric plus a deploy.yaml pointing at the endpoints) that `netgen deploy` can use as is."""
     from netgen.lab import endpoints  # noqa: PLC0415  (only with --ssh)
 
     if not isinstance(backend, netns.NetnsBackend):
         fail("--ssh needs the netns backend", as_json)
-    sonic = [n.name for n in plan.routers() if n.nos == "sonic"]
-    if not sonic:
-        fail("--ssh: the slice has no SONiC router", as_json)
+    shimmed = [n.name for n in plan.routers() if n.nos and endpoints.lab_shim(n.nos) is not None]
+    if not shimmed:
+        fail("--ssh: the slice has no router whose NOS has a CLI stand-in (SONiC)", as_json)
     loaded = load_fabric(resolve_fabric_path(fabric))
     try:  # the routers start as a deploy leaves them: with their secrets, so a deploy finds nothing to do
         seeded = fill_files(files, loaded.fabric.shared_secrets())
     except SecretError as exc:
-        fail(f"--ssh: the SONiC routers start configured as a deploy leaves them, secrets included: {exc}", as_json)
+        fail(f"--ssh: the routers start configured as a deploy leaves them, secrets included: {exc}", as_json)
     try:
-        eps = endpoints.start_management(backend, sonic, config_dbs=endpoints.sonic_config_dbs(plan.nodes, seeded))
+        eps = endpoints.start_management(backend, shimmed, files=seeded)
     except LabError as exc:
         fail(f"--ssh: {exc}", as_json)
-    return write_site(backend.dir / "site", loaded, eps, sonic[0])
+    return write_site(backend.dir / "site", loaded, eps, shimmed[0])
 
 
 def _print_failures(failed: list[LabResult], limit: int = 20) -> None:

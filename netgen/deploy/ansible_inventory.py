@@ -25,8 +25,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from netgen.deploy.inventory import ANSIBLE_NETWORK_OS, NETMIKO_PLATFORMS, DeployFile, RolloutPolicy, device_access
+from netgen.deploy.inventory import DeployFile, RolloutPolicy, device_access
 from netgen.deploy.rollout import plan_batches
+from netgen.registry import NOS
 from netgen.topology.model import Topology
 
 ROLLOUT_GROUP = "netgen_rollout"
@@ -51,9 +52,11 @@ def ansible_inventory(topology: Topology, deploy: DeployFile, names: list[str],
             nos = f"nos_{device.nos}"
             group_vars[tier] = {"netgen_role": device.role.value}
             group_vars[zone] = {"netgen_zone": device.zone}
-            group_vars[nos] = {"netgen_platform": NETMIKO_PLATFORMS[device.nos], "netgen_nos": device.nos}
-            if device.nos in ANSIBLE_NETWORK_OS:
-                group_vars[nos]["ansible_network_os"] = ANSIBLE_NETWORK_OS[device.nos]
+            bundle = NOS.bundle(device.nos)  # netmiko's device type; Ansible's network OS where the NOS has one
+            group_vars[nos] = {"netgen_platform": bundle.netmiko_device_type, "netgen_nos": device.nos}
+            if bundle.ansible_network_os is not None:  # never `ansible_connection`: a host variable would
+                # override netgen_deploy's `connection: local`
+                group_vars[nos]["ansible_network_os"] = bundle.ansible_network_os
             for group in (tier, zone, nos):
                 groups.setdefault(group, []).append(name)
     inventory: dict[str, Any] = {"_meta": {"hostvars": hostvars}}

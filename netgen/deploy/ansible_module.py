@@ -31,7 +31,7 @@ from netgen.deploy.change import (
     ChangeRequest,
     plan_change,
 )
-from netgen.deploy.drivers.base import DriverError, check_change_id
+from netgen.deploy.driver import DriverError, check_change_id
 from netgen.deploy.inventory import Credentials, DeviceAccess, make_nornir, nornir_inventory
 from netgen.deploy.pipeline import GOOD, DeployOptions, DeviceOutcome, Status, run_rollout
 from netgen.deploy.rollout import Batch

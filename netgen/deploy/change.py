@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from netgen.deploy.connect import nornir_for
-from netgen.deploy.drivers.base import DriverError, check_change_id
+from netgen.deploy.driver import DriverError, check_change_id
 from netgen.deploy.inventory import RolloutPolicy
 from netgen.deploy.journal import Journal, JournalError, JournalView, default_path, read
 from netgen.deploy.pipeline import DeployOptions, ProgressHook, RolloutReport, check_timeouts, run_rollout, select

@@ -1,7 +1,7 @@
 """Connect to a device and build its NOS driver: the one way every Nornir task of netgen reaches a
 switch (the rollout's pipeline, `netgen recover`, `netgen check`). The connection is Nornir's
 netmiko plugin on the task's host (its inventory: address, credentials, host keys); the driver is
-the one registered for the device's NOS (drivers.base.register). The Nornir over a deploy
+the one the device's NOS bundle names (driver.py: driver_factory). The Nornir over a deploy
 target's devices is made here too."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from nornir.core import Nornir
 from nornir.core.task import Task
 
-from netgen.deploy.drivers.base import Driver, load_drivers
+from netgen.deploy.driver import Driver, driver_factory
 from netgen.deploy.inventory import make_nornir, nornir_inventory
 from netgen.topology.model import Device
 
@@ -36,8 +36,9 @@ def connect_driver(task: Task, device: Device, files: Mapping[str, str], options
     """The task host's connection (opened now, or the one Nornir holds) and the device's driver on
     it, with the change's id, command timeout and what the change may remove (options)."""
     connection = task.host.get_connection(CONNECTION, task.nornir.config)
-    return load_drivers()[device.nos](connection, device, files, options.change_id, options.command_timeout_s,
-                                      options.ownership_of(device.nos))
+    factory = driver_factory(device.nos)
+    return factory(connection, device, files, options.change_id, options.command_timeout_s,
+                   options.ownership_of(device.nos))
 
 
 def disconnect(task: Task) -> None:

@@ -35,6 +35,7 @@ from netgen.intent.errors import InputProblem, NetgenInputError
 from netgen.intent.problems import validate
 from netgen.intent.types import IntentModel, SafeName
 from netgen.intent.yaml_source import MAX_FILE_BYTES, read_yaml
+from netgen.registry import NOS
 from netgen.topology.model import Device, Topology
 
 DEPLOY_FILE = "deploy.yaml"
@@ -43,16 +44,6 @@ SOT_FILE = "deploy.sot.yaml"  # written by `netgen sot pull`, replaced whole by 
 # Decommissioning, Failed, ...) leaves it out of the rollout, said in the report
 DEPLOYABLE_STATUSES = frozenset({"Active", "Staged"})
 USERNAME_ENV, PASSWORD_ENV, KEY_ENV = "NETGEN_USERNAME", "NETGEN_PASSWORD", "NETGEN_SSH_KEY"
-# netmiko device types per NOS: EOS's own driver; community SONiC logs in to bash, which netmiko's
-# `linux` driver handles (netmiko has no plain `sonic` device type: `dell_sonic` drives Dell Enterprise
-# SONiC's Klish CLI, and `edgecore_sonic` is `linux` under another name).
-NETMIKO_PLATFORMS = {"eos": "arista_eos", "sonic": "linux"}
-# The Ansible network OS per NOS, for other playbooks over the generated inventory: EOS is
-# `arista.eos.eos` (the arista.eos collection's documented value, with ansible.netcommon.network_cli).
-# Community SONiC has none: to Ansible it is a Debian host (ssh, `become` for `config`);
-# dellemc.enterprise_sonic targets Dell's Enterprise SONiC, whose CLI and REST API differ. No
-# `ansible_connection` is set: a host variable would override netgen_deploy's `connection: local`.
-ANSIBLE_NETWORK_OS = {"eos": "arista.eos.eos"}
 
 HostName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9.:-]{0,252}$")]
 HostPattern = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9.:{}_-]{1,200}$")]
@@ -288,7 +279,7 @@ def nornir_inventory(topology: Topology, deploy: DeployFile, names: list[str], c
         if credentials.key_file is not None:
             extras |= {"use_keys": True, "key_file": str(credentials.key_file)}
         hosts[name] = Host(
-            name=name, hostname=host, port=port, platform=NETMIKO_PLATFORMS[device.nos],
+            name=name, hostname=host, port=port, platform=NOS.bundle(device.nos).netmiko_device_type,
             username=credentials.username, password=password,
             groups=ParentGroups([groups[tier], groups[zone]]),
             data={"role": device.role.value, "zone": device.zone, "nos": device.nos, "model": device.model},

@@ -45,7 +45,7 @@ from netgen.deploy.checks import (
     lldp_verdicts,
 )
 from netgen.deploy.connect import connect_driver, disconnect
-from netgen.deploy.drivers.base import (
+from netgen.deploy.driver import (
     HOLDS_NEW,
     HOLDS_OLD,
     Driver,
@@ -56,7 +56,7 @@ from netgen.deploy.drivers.base import (
 from netgen.deploy.journal import ROLLOUT, Journal, State
 from netgen.deploy.ownership import Ownership
 from netgen.deploy.rollout import Batch
-from netgen.platforms.render import load_plugins
+from netgen.platforms.base import renderers
 from netgen.platforms.routing import bgp_plan
 from netgen.topology.model import Device
 from netgen.topology.selection import select  # --limit: the one device matcher (also --device)
@@ -151,7 +151,7 @@ class DeployOptions:
 def lldp_plan(ctx: DesignContext, device: Device) -> dict[str, PlannedNeighbor]:
     """What every cabled port of the device should hear over LLDP: the peer's name and the port ID
     the peer's NOS sends for the planned port (its renderer plugin says which)."""
-    plugins = load_plugins()
+    plugins = renderers()
     planned: dict[str, PlannedNeighbor] = {}
     for port in ctx.topology.ports[device.name]:
         peer = ctx.topology.devices.get(port.peer_device)

@@ -18,7 +18,7 @@ from nornir.core.task import Result, Task
 
 from netgen.context import DesignContext
 from netgen.deploy.connect import connect_driver, disconnect
-from netgen.deploy.drivers.base import HOLDS_NEW, HOLDS_OLD, Driver
+from netgen.deploy.driver import HOLDS_NEW, HOLDS_OLD, Driver
 from netgen.deploy.journal import Journal, JournalView, State
 from netgen.deploy.pipeline import GOOD, DeployOptions, DeviceOutcome, ProgressHook, RolloutReport, Status, settle
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from netgen.checks import Finding, Severity, load_and_check
 from netgen.context import DesignContext
-from netgen.deploy.drivers.base import DEFAULT_OWNERSHIP, load_drivers
+from netgen.deploy.driver import default_ownership, deployable
 from netgen.deploy.inventory import (
     DEPLOYABLE_STATUSES,
     SOT_FILE,
@@ -60,8 +60,8 @@ class DeployTarget:
 
     def ownership(self, remove_unmanaged: bool = False) -> dict[str, Ownership]:
         """Per NOS: deploy.yaml's `ownership:` over the drivers' defaults."""
-        return {nos: resolve(self.deploy.ownership.get(nos), default, remove_unmanaged)
-                for nos, default in DEFAULT_OWNERSHIP.items()}
+        return {nos: resolve(self.deploy.ownership.get(nos), default_ownership(nos), remove_unmanaged)
+                for nos in deployable()}
 
 
 def design_errors(findings: list[Finding]) -> list[Finding]:
@@ -138,14 +138,14 @@ def prepare_target(ctx: DesignContext, fabric_file: Path, *, limit: str | None =
         if not names:
             raise TargetError(f"every selected switch is out of service in {fabric_file.parent / SOT_FILE}:"
                               f" {'; '.join(f'{n}: {why}' for n, why in list(excluded.items())[:3])}")
-    drivers = load_drivers()
-    unsupported = sorted({ctx.topology.devices[n].nos for n in names} - drivers.keys())
+    drivers = deployable()
+    unsupported = sorted({ctx.topology.devices[n].nos for n in names} - set(drivers))
     if unsupported:
         raise TargetError(f"no deploy driver for {', '.join(unsupported)}")
-    unknown = sorted(deploy.ownership.keys() - drivers.keys())
+    unknown = sorted(deploy.ownership.keys() - set(drivers))
     if unknown:
         raise TargetError(f"{fabric_file.parent / 'deploy.yaml'}: ownership.{unknown[0]}: no deploy driver for"
-                          f" {unknown[0]!r}; use one of {', '.join(sorted(drivers))}")
+                          f" {unknown[0]!r}; use one of {', '.join(drivers)}")
     moves = management_moves(ctx, deploy, names) if changes else []
     if moves:
         raise TargetError(f"{fabric_file.parent / 'deploy.yaml'}: {len(moves)} switch(es) would lose the address the"

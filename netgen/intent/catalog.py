@@ -10,14 +10,24 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
 from netgen.intent.types import ByteSize, IntentModel, SafeName, SafeText, Speed
+from netgen.registry import NAME_PATTERN, NOS, NosRegistryError
 
 
-class Nos(StrEnum):
-    SONIC = "sonic"
-    EOS = "eos"
+def _registered_nos(name: str) -> str:
+    """A NOS is one netgen has a bundle of (netgen/registry.py): any other name is an input error
+    that lists the registered ones."""
+    try:
+        NOS.bundle(name)
+    except NosRegistryError as exc:
+        raise ValueError(str(exc)) from None
+    return name
+
+
+# The name of a registered NOS (the JSON Schema lists them: netgen/intent/schema.py)
+NosName = Annotated[str, StringConstraints(pattern=NAME_PATTERN), AfterValidator(_registered_nos)]
 
 
 class PortNaming(StrEnum):
@@ -262,7 +272,7 @@ class PlatformModel(IntentModel):
 
     description: SafeText = Field(default="", description="What this model is, for humans.")
     vendor: SafeName = Field(description="Hardware vendor.")
-    nos: Nos = Field(description="Network operating system this entry renders for.")
+    nos: NosName = Field(description="Network operating system this entry renders for.")
     nos_release: SafeText = Field(
         description="NOS release or feature level the capabilities below were checked against."
     )
@@ -308,7 +318,7 @@ class PlatformModel(IntentModel):
                     f"breakout speed {speed}G does not split a {self.port_speed}G cage of "
                     f"{self.lanes_per_port} lanes evenly"
                 )
-        if self.nos is Nos.SONIC and self.sonic is None:
+        if self.nos == "sonic" and self.sonic is None:
             raise ValueError("a sonic model needs 'sonic: {hwsku: ..., port_speed: ...}'")
         if self.sonic is not None and not self.supports_speed(self.sonic.port_speed):
             raise ValueError(f"sonic.port_speed {self.sonic.port_speed}G is not a speed these cages run")

@@ -25,6 +25,7 @@ from pydantic import AfterValidator, Field, StringConstraints, model_validator
 from netgen.intent.eos_commands import NEGATIONS, command_of
 from netgen.intent.scope import LAYERS, Scoped
 from netgen.intent.types import SafeName
+from netgen.registry import NOS, NosRegistryError
 
 MAX_LINES = 500
 # Printable ASCII and newlines: the coarse gate the JSON Schema and the injection guard see.
@@ -170,8 +171,19 @@ FrrBlock = Annotated[str, _BLOCK_TEXT, AfterValidator(_frr_block)]
 TableName = Annotated[str, StringConstraints(pattern=CONFIG_DB_NAME.pattern)]
 ConfigDbFragment = Annotated[dict[TableName, Any], AfterValidator(_config_db)]
 
-# Which parts of a block each NOS's renderer reads.
-PARTS_BY_NOS = {"eos": ("eos_cli",), "sonic": ("sonic_config_db", "frr")}
+PARTS = ("eos_cli", "sonic_config_db", "frr")  # the parts a block may have (the fields below)
+
+
+def parts_by_nos() -> dict[str, tuple[str, ...]]:
+    """Which parts of a block each registered NOS's renderer reads (its bundle's `custom_parts`,
+    netgen/registry.py), by NOS."""
+    parts = {nos: NOS.bundle(nos).custom_parts for nos in NOS.names()}
+    for nos, taken in parts.items():
+        unknown = sorted(set(taken) - set(PARTS))
+        if unknown:
+            raise NosRegistryError(f"NOS {nos!r}: custom_parts {', '.join(unknown)}: not a custom_config part"
+                                   f" (the parts: {', '.join(PARTS)})")
+    return parts
 
 
 class CustomConfig(Scoped):
@@ -192,7 +204,7 @@ class CustomConfig(Scoped):
 
     def parts_for(self, nos: str) -> tuple[str, ...]:
         """The parts of this block a switch running `nos` gets."""
-        return tuple(part for part in PARTS_BY_NOS.get(nos, ()) if getattr(self, part) is not None)
+        return tuple(part for part in parts_by_nos().get(nos, ()) if getattr(self, part) is not None)
 
 
 class AmbiguousLayer(ValueError):
@@ -224,5 +236,5 @@ def replaced(blocks: list[CustomConfig], role: str, zone: int | None, device: st
     return [block for block in blocks if block.applies(role, zone, device) and id(block) not in kept]
 
 
-__all__ = ["LAYERS", "PARTS_BY_NOS", "SECRET_WORD", "AmbiguousLayer", "ConfigDbFragment", "CustomConfig", "EosBlock",
-           "FrrBlock", "layered", "looks_like_secret", "replaced"]
+__all__ = ["LAYERS", "PARTS", "SECRET_WORD", "AmbiguousLayer", "ConfigDbFragment", "CustomConfig", "EosBlock",
+           "FrrBlock", "layered", "looks_like_secret", "parts_by_nos", "replaced"]

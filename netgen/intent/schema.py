@@ -8,6 +8,7 @@ from typing import Any
 from netgen.intent.catalog import Catalog
 from netgen.intent.fabric import Fabric
 from netgen.intent.loader import load_catalog
+from netgen.registry import NOS
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -35,6 +36,7 @@ def catalog_schema() -> dict[str, Any]:
     schema["$schema"] = SCHEMA_DIALECT
     schema["title"] = "netgen platform catalog file"
     platform = schema["$defs"]["PlatformModel"]
+    platform["properties"]["nos"]["enum"] = NOS.names()  # the registered NOSes (netgen/registry.py)
     platform["properties"]["extends"] = {
         "type": "string",
         "description": "Start from this model (built-in or earlier in this file) and override fields.",

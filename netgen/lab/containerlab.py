@@ -122,11 +122,11 @@ from netgen.lab.backend import (
     run_command,
 )
 from netgen.lab.plan import LabNode, LabPlan
+from netgen.registry import NOS
 
 KIND_CEOS = "arista_ceos"
 KIND_SONIC = "sonic-vs"
 KIND_LINUX = "linux"
-NOS_KINDS = {"eos": KIND_CEOS, "sonic": KIND_SONIC}
 FLAVOURS = {KIND_CEOS: "eos", KIND_SONIC: "frr", KIND_LINUX: "host"}
 
 MARKER = ".netgen-clab-export"  # names what an export wrote, so a re-export may replace it
@@ -197,10 +197,13 @@ def host_endpoint(rendered: str) -> str:
 def node_kind(node: LabNode) -> str:
     if node.kind == "host":
         return KIND_LINUX
-    try:
-        return NOS_KINDS[node.nos or ""]
-    except KeyError:
-        raise LabError(f"{node.name}: no containerlab kind for NOS {node.nos!r}") from None
+    kind = NOS.bundle(node.nos).containerlab_kind if node.nos and node.nos in NOS.names() else None
+    if kind is None:  # the kind is the NOS bundle's; what a kind's nodes are (interfaces, image) is said here
+        raise LabError(f"{node.name}: no containerlab kind for NOS {node.nos!r}")
+    if kind not in _ENDPOINT:
+        raise LabError(f"{node.name}: NOS {node.nos!r} runs as containerlab kind {kind!r}, which netgen's"
+                       f" containerlab backend does not know (it knows {', '.join(sorted(_ENDPOINT))})")
+    return kind
 
 
 _ENDPOINT: dict[str, Callable[[str], str]] = {KIND_CEOS: ceos_endpoint, KIND_SONIC: sonic_vs_endpoint,

@@ -1,5 +1,7 @@
 """SSH management access to a running netns lab, the way containerlab gives its nodes a management
-network, plus the SONiC device side the deploy tests talk to.
+network, with a stand-in for the NOS's CLI on the routers whose NOS bundle has one (its
+`lab_shim` part, LabShim below: SONiC's, netgen/nos/sonic/lab_shim.py): what the deploy tests
+talk to.
 
 `start_management(backend)` gives every chosen router node:
 
@@ -8,13 +10,12 @@ network, plus the SONiC device side the deploy tests talk to.
   next free address of the subnet (198.18.0.0/15 benchmark space, one /24 per lab by default);
 * inside the node's mount namespace (the one FRR's zebra runs in, see netns.py): its own /tmp and
   /root (the top-level entries of root's home that hold this Python stay visible, e.g. ~/.pyenv),
-  and its own wtmp/btmp/lastlog, so SSH sessions leave nothing in the host's files; on SONiC
-  nodes also `/etc/sonic` (a per-node directory: the emulated CONFIG_DB, checkpoints,
-  sonic_version.yml, and `frr` -> the node's FRR directory, as split-unified mode mounts
-  /etc/sonic/frr into the bgp container) and `/usr/local/sbin` (first on root's PATH) holding
-  `config`, `show`, `pfc`, `pfcwd`, `sonic-cfggen` stand-ins (`sonic_shim.py`), a `sudo` that
-  just runs the command (sessions are root) and a `docker` whose `exec CONTAINER CMD` runs CMD
-  on the node (`docker exec bgp frr-reload.py ...` works);
+  and its own wtmp/btmp/lastlog, so SSH sessions leave nothing in the host's files; on a node
+  with a CLI stand-in also the stand-in's folder at its `etc` (SONiC: `/etc/sonic`, the emulated
+  CONFIG_DB seeded from the rendered config_db.json, checkpoints, sonic_version.yml, and `frr` ->
+  the node's FRR directory) and `/usr/local/sbin` (first on root's PATH) holding its commands
+  (SONiC: `config`, `show`, `pfc`, `pfcwd`, `sonic-cfggen`, a `sudo` that just runs the command and
+  a `docker` whose `exec CONTAINER CMD` runs CMD on the node);
 * one OpenSSH `sshd -D -e -f <cfg>`, started with nsenter into zebra's net, UTS and mount
   namespaces, so an SSH session sees the node's hostname, routing table and FRR at the default
   paths (`vtysh`, `/etc/frr/frr.conf`, `frr-reload.py`), as on a SONiC box or a containerlab FRR
@@ -22,18 +23,10 @@ network, plus the SONiC device side the deploy tests talk to.
   a known_hosts file lists every endpoint.
 
 Real: OpenSSH, the Linux bridge, veths and addresses, FRR, the kernel FIB, netmiko's `linux`
-driver on the client side. Emulated: SONiC's CLI and CONFIG_DB (see sonic_shim.py for exactly
-what), on the node's real kernel interfaces. EOS nodes run FRR stand-ins (adapters.py) and get a
-plain shell; there is no EOS CLI here. `shim_hooks` names a file of hooks the stand-in calls at
-fixed points (sonic_shim.py's docstring); the tests inject their faults that way.
-
-Device-owned keys. A real switch's CONFIG_DB holds values no generator writes. `seed_config_db`
-adds these to the rendered config_db.json to make a node's initial running CONFIG_DB (see
-DEVICE_OWNED): DEVICE_METADATA|localhost `mac` and `platform` (PORT alias and index are rendered,
-from the SKU's port_config.ini). `config replace` of the plain rendered file therefore removes them,
-exactly as SONiC's GCU would; a deploy must carry them over from the running config. Tables a real box also has but
-netgen's model does not know (MGMT_INTERFACE, MGMT_PORT, FEATURE, ...) are not seeded: the shim
-treats them as tables without YANG, and a rendered file never contains them.
+driver on the client side. Emulated: what the stand-in says it emulates (SONiC's CLI and
+CONFIG_DB), on the node's real kernel interfaces. EOS has no stand-in: its nodes run FRR stand-ins
+(its lab adapter) and get a plain shell. `shim_hooks` names a file of hooks the stand-in calls at
+fixed points (netgen/nos/sonic/lab_shim.py's docstring); the tests inject their faults that way.
 
 State: `<lab dir>/management.json` names everything before it is created (write-ahead, as
 netns.py does), and every host link carries the alias `netgen-mgmt:<lab dir>`.
@@ -46,8 +39,7 @@ state.
 from __future__ import annotations
 
 import contextlib
-import copy
-import hashlib
+import inspect
 import ipaddress
 import json
 import os
@@ -61,12 +53,12 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 import netgen
-from netgen.lab import sonic_shim
 from netgen.lab.backend import LabError, lab_root, must, process_alive, run_command, stop_processes
 from netgen.lab.netns import NetnsBackend
+from netgen.registry import NOS
 
 MGMT_STATE = "management.json"
 MGMT_DIR = "management"
@@ -78,21 +70,50 @@ USERNAME = "root"
 NODE_IFNAME = "eth0"  # containerlab's management interface name
 STOP_GRACE_S = 3.0
 START_TIMEOUT_S = 15.0
-# Host directories sshd and the shim need; created only if missing, marked, removed when unused.
+# Host directories sshd and the shims need (PRIVSEP_DIR, each shim's `etc`); created only if
+# missing, marked, removed when unused.
 PRIVSEP_DIR = Path("/run/sshd")
-SONIC_ETC = Path("/etc/sonic")
 HOME = Path("/root")  # root's home; each node gets its own
 SHIM_BIN = Path("/usr/local/sbin")  # first on root's PATH (Debian /etc/profile, sshd's superuser path)
 CREATED_MARKER = ".netgen-lab-created"
 LOGIN_RECORDS = (Path("/var/log/wtmp"), Path("/var/log/btmp"), Path("/var/log/lastlog"))
-# Keys of CONFIG_DB a switch owns (from its platform files and EEPROM), not the generator.
-DEVICE_OWNED: dict[str, tuple[str, ...]] = {"DEVICE_METADATA": ("mac", "platform")}
-ASIC_BY_VENDOR = {"Arista": "broadcom", "Mellanox": "mellanox", "Nvidia": "mellanox", "Dell": "broadcom",
-                  "Celestica": "broadcom"}
-EMULATED_VERSION = "netgen-lab-emulated"  # build_version in /etc/sonic/sonic_version.yml
 
 # sshd listeners this process started, kept to reap them (and to keep Popen from warning).
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+
+
+class LabShim(Protocol):
+    """A stand-in for a NOS's CLI on a lab router (the `lab_shim` part of the NOS's bundle,
+    netgen/registry.py): commands first on root's PATH (`write_bin`, the node's SHIM_BIN), over a
+    folder of its own state that the node sees at `etc` (`write_node`, from the node's rendered
+    files). Its commands run as `python -m <module> ...`: stop_management finds what they leave
+    running (timers) by that name."""
+
+    module: str  # the Python module its commands run
+    etc: Path  # where a node sees its folder (SONiC: /etc/sonic)
+    needs: tuple[str, ...]  # the rendered files write_node reads
+
+    def write_node(self, folder: Path, node: str, files: Mapping[str, str], lldp_socket: Path,
+                   hooks: Path | None) -> None:
+        """Fill `folder` (the node's `etc`) from the node's rendered files. `lldp_socket`: the node's
+        lldpd; `hooks`: a Python file of hooks its commands call (the tests' faults), or None."""
+        ...
+
+    def write_bin(self, folder: Path, hooks: Path | None) -> None:
+        """Write its commands (executable scripts) into `folder`."""
+        ...
+
+
+def lab_shim(nos: str) -> LabShim | None:
+    """The CLI stand-in of `nos` (its bundle's `lab_shim` part), None for a NOS without one: its
+    routers get a plain shell."""
+    if not NOS.has_part(nos, "lab_shim"):
+        return None
+    shim = NOS.part(nos, "lab_shim")
+    if not (isinstance(getattr(shim, "module", None), str) and isinstance(getattr(shim, "etc", None), Path)
+            and callable(getattr(shim, "write_node", None)) and callable(getattr(shim, "write_bin", None))):
+        raise NOS.wrong_part(nos, "lab_shim", "a LabShim (module, etc, needs, write_node, write_bin)")
+    return cast(LabShim, shim)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +128,7 @@ class Endpoint:
     key_file: Path
     known_hosts: Path
     nos: str | None = None
-    sonic: bool = False  # the SONiC CLI stand-in and /etc/sonic are there
+    shim: bool = False  # its NOS's CLI stand-in is there (SONiC: `config`, `show`, ... and /etc/sonic)
     password: str | None = None  # key login only, for now
 
     def netmiko(self, **extra: Any) -> dict[str, Any]:
@@ -269,14 +290,21 @@ def _ensure_host_dir(path: Path, state: dict[str, Any], state_path: Path) -> Non
     (path / CREATED_MARKER).write_text("created by netgen lab management (netgen/lab/endpoints.py)\n")
 
 
-def _remove_unused_host_dirs() -> list[str]:
-    """Remove the host directories netgen created, once nothing uses them any more (another lab
-    may still run sshd or have /etc/sonic mounted in its nodes)."""
+def _shim_etcs() -> list[Path]:
+    """The host directories every registered CLI stand-in mounts its folder on."""
+    return sorted({shim.etc for shim in map(lab_shim, NOS.names("lab_shim")) if shim is not None})
+
+
+def _remove_unused_host_dirs(recorded: Iterable[str]) -> list[str]:
+    """Remove the host directories netgen created (PRIVSEP_DIR, the stand-ins' `etc`, those the
+    state recorded), once nothing uses them any more (another lab may still run sshd or have
+    /etc/sonic mounted in its nodes)."""
     removed = []
     sshd_running = any(_exe(int(p.name)) == str(SSHD) and process_alive(int(p.name))
                        for p in Path("/proc").iterdir() if p.name.isdigit())
     mounted = _mount_points()
-    for path, busy in ((PRIVSEP_DIR, sshd_running), (SONIC_ETC, str(SONIC_ETC) in mounted)):
+    others = sorted({*_shim_etcs(), *map(Path, recorded)} - {PRIVSEP_DIR})
+    for path, busy in ((PRIVSEP_DIR, sshd_running), *((path, str(path) in mounted) for path in others)):
         marker = path / CREATED_MARKER
         if busy or not marker.is_file():
             continue
@@ -289,81 +317,14 @@ def _remove_unused_host_dirs() -> list[str]:
     return removed
 
 
-# --- the SONiC device side -----------------------------------------------------------------------------
-
-
-def platform_of(hwsku: str | None) -> str:
-    """A platform string in SONiC's `x86_64-<vendor>_<model>` form, derived from the HwSKU
-    (Arista-7060X6-64PE-O128S2 -> x86_64-arista_7060x6_64pe, as in sonic-buildimage's device/)."""
-    parts = (hwsku or "").split("-")
-    if len(parts) >= 3 and parts[0] == "Arista":
-        return f"x86_64-arista_{parts[1].lower()}_{parts[2].lower()}"
-    if len(parts) >= 2 and parts[0] in ("Mellanox", "Nvidia"):
-        return f"x86_64-mlnx_{parts[1].lower()}-r0"
-    return "x86_64-netgen_lab-r0"
-
-
-def device_mac(node: str) -> str:
-    """A stable, locally administered unicast MAC per node name."""
-    digest = hashlib.sha256(node.encode()).digest()
-    return ":".join(f"{b:02x}" for b in (0x02, *digest[:5]))
-
-
-def seed_config_db(node: str, rendered_config_db: Mapping[str, Any]) -> dict[str, Any]:
-    """The node's initial running CONFIG_DB: the rendered config_db.json plus the keys the device
-    owns (DEVICE_OWNED): DEVICE_METADATA|localhost mac and platform. Device values win over rendered
-    ones."""
-    config = copy.deepcopy(dict(rendered_config_db))
-    meta = config.setdefault("DEVICE_METADATA", {}).setdefault("localhost", {})
-    meta["mac"] = device_mac(node)
-    meta["platform"] = platform_of(meta.get("hwsku"))
-    return config
-
-
-def _uses_rdma_hash(config: dict[str, Any]) -> bool:
-    """Whether the rendered config needs the RDMA hash extension to validate (as `netgen render`
-    decided from the platform's capabilities)."""
-    from netgen.platforms.sonic.schema import check_config_db  # noqa: PLC0415  (pydantic: only when needed)
-
-    return bool(check_config_db(config)) and not check_config_db(config, rdma_hash=True)
-
-
-def _device_facts(node: str, config: dict[str, Any]) -> dict[str, Any]:
-    meta = config.get("DEVICE_METADATA", {}).get("localhost", {})
-    hwsku = str(meta.get("hwsku", ""))
-    return {"node": node, "rdma_hash": _uses_rdma_hash(config),
-            "asic_type": ASIC_BY_VENDOR.get(hwsku.split("-", maxsplit=1)[0], "vs"),
-            "serial": f"NGLAB{zlib.crc32(node.encode()):08X}", "model": hwsku or "N/A", "revision": "N/A",
-            "emulated_by": "netgen/lab/sonic_shim.py"}
-
-
-def _write_sonic_dir(folder: Path, node: str, rendered: Mapping[str, Any], lldp_socket: Path,
-                     shim_hooks: Path | None) -> None:
-    config = seed_config_db(node, rendered)
-    for sub in (sonic_shim.RUNNING_DIR, sonic_shim.CHECKPOINTS_DIR):
-        (folder / sub).mkdir(parents=True, exist_ok=True)
-    sonic_shim.write_json(folder / sonic_shim.RUNNING_DIR / sonic_shim.RUNNING_FILE, config)
-    sonic_shim.write_json(folder / sonic_shim.SAVED_FILE, config)  # as if the box booted from it
-    # `show lldp table` asks the node's lldpd (netns.py starts it) where SONiC asks its lldp container
-    facts = {**_device_facts(node, config), "lldp_socket": str(lldp_socket)}
-    if shim_hooks is not None:
-        facts[sonic_shim.HOOKS_FACT] = str(shim_hooks)
-    sonic_shim.write_json(folder / sonic_shim.DEVICE_FILE, facts)
-    (folder / "sonic_version.yml").write_text(
-        "# netgen lab: emulated SONiC (netgen/lab/sonic_shim.py), not a SONiC build\n"
-        f"build_version: '{EMULATED_VERSION}'\nasic_type: {facts['asic_type']}\n")
-    # split / split-unified routing config mode: FRR reads /etc/sonic/frr/*.conf (the bgp container
-    # mounts it as /etc/frr). Here the node's own FRR config directory is /etc/frr.
-    (folder / "frr").symlink_to("/etc/frr")
-
-
-def _passthrough(shim_hooks: Path | None) -> list[tuple[Path, str]]:
+def _passthrough(shim_hooks: Path | None, shims: Iterable[LabShim] = ()) -> list[tuple[Path, str]]:
     """The top-level entries of the directories a node gets privately (root's home, /tmp) that
-    this interpreter, its prefixes, netgen and the shim's hooks file live in (pyenv keeps Python in
-    ~/.pyenv; CI may clone the project under /tmp): they stay visible inside the node. (host path,
-    node subdir)."""
+    this interpreter, its prefixes, netgen, the stand-ins' code and the shim's hooks file live in
+    (pyenv keeps Python in ~/.pyenv; CI may clone the project under /tmp): they stay visible inside
+    the node. (host path, node subdir)."""
+    code = [Path(inspect.getfile(type(shim))).resolve() for shim in shims]
     needed = [Path(os.path.realpath(sys.executable)), Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
-              Path(netgen.__file__).resolve(), *([shim_hooks] if shim_hooks is not None else [])]
+              Path(netgen.__file__).resolve(), *code, *([shim_hooks] if shim_hooks is not None else [])]
     tops: set[tuple[Path, str]] = set()
     for path in needed:
         for root, sub in ((HOME, "home"), (Path("/tmp"), "tmp")):
@@ -374,57 +335,9 @@ def _passthrough(shim_hooks: Path | None) -> list[tuple[Path, str]]:
     return sorted(tops)
 
 
-def _write_shim_bin(folder: Path, hooks: bool) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    source = Path(netgen.__file__).resolve().parent.parent
-    for program in sonic_shim.PROGRAMS:
-        (folder / program).write_text(
-            "#!/bin/sh\n"
-            f"# netgen lab stand-in for SONiC's `{program}` (netgen/lab/sonic_shim.py); this is not SONiC.\n"
-            f'PYTHONPATH="{source}${{PYTHONPATH:+:$PYTHONPATH}}" exec "{sys.executable}" -m netgen.lab.sonic_shim'
-            f' {program} "$@"\n')
-    (folder / "sudo").write_text(
-        "#!/bin/sh\n"
-        "# netgen lab: sessions are root already; drop sudo's options and run the command.\n"
-        'if [ "$(id -u)" -ne 0 ]; then echo "sudo: netgen lab sessions log in as root" >&2; exit 1; fi\n'
-        "while [ $# -gt 0 ]; do\n"
-        '  case "$1" in\n'
-        "    --) shift; break ;;\n"
-        "    -u|-g|-p|-C|-D|-r|-t|-U) shift 2 ;;\n"
-        '    -s|-i) shift; [ $# -eq 0 ] && exec "${SHELL:-/bin/bash}" ;;\n'
-        "    -*) shift ;;\n"
-        "    *) break ;;\n"
-        "  esac\n"
-        "done\n"
-        '[ $# -gt 0 ] || { echo "usage: sudo COMMAND [ARGS...]" >&2; exit 1; }\n'
-        'exec "$@"\n')
-    (folder / "docker").write_text(
-        "#!/bin/sh\n"
-        "# netgen lab: no containers; `docker exec [OPTIONS] CONTAINER CMD...` runs CMD on the node itself\n"
-        "# (bgp, swss, ...: FRR and the SONiC stand-ins all live in the node's namespaces).\n"
-        '[ "$1" = exec ] || { echo "docker: netgen lab emulates only docker exec" >&2; exit 1; }\n'
-        "shift\n"
-        'while [ $# -gt 0 ]; do case "$1" in -u|-w|-e|--user|--workdir|--env) shift 2 ;; -*) shift ;; *) break ;;'
-        " esac; done\n"
-        "shift\n"
-        '[ $# -gt 0 ] || { echo "usage: docker exec CONTAINER COMMAND [ARGS...]" >&2; exit 1; }\n'
-        '"$@"\nrc=$?\n'
-        + (f'PYTHONPATH="{source}${{PYTHONPATH:+:$PYTHONPATH}}" "{sys.executable}" -m netgen.lab.sonic_shim hook'
-           " after_docker_exec\n" if hooks else "")
-        + "exit $rc\n")
-    for path in folder.iterdir():
-        path.chmod(0o755)
-
-
-def node_sonic_dir(backend: NetnsBackend, node: str) -> Path:
-    """The host directory a SONiC node sees as /etc/sonic."""
-    return _mgmt_dir(backend) / "nodes" / node / "sonic"
-
-
-def sonic_config_dbs(plan_nodes: Mapping[str, Any], files: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
-    """The rendered config_db.json of every SONiC node, from `adapters.lab_inputs`' files."""
-    return {name: json.loads(files[name]["config_db.json"]) for name, node in plan_nodes.items()
-            if getattr(node, "nos", None) == "sonic" and "config_db.json" in files.get(name, {})}
+def node_shim_dir(backend: NetnsBackend, node: str) -> Path:
+    """The host directory a node with a CLI stand-in sees as the stand-in's `etc` (SONiC: /etc/sonic)."""
+    return _mgmt_dir(backend) / "nodes" / node / "shim"
 
 
 # --- start ------------------------------------------------------------------------------------------------
@@ -500,15 +413,16 @@ def _zebra(backend: NetnsBackend, node: str) -> int:
 
 def start_management(backend: NetnsBackend, nodes: Sequence[str] | None = None, *,
                      subnet: str | None = None, authorized_keys: str | None = None,
-                     config_dbs: Mapping[str, Mapping[str, Any]] | None = None,
+                     files: Mapping[str, Mapping[str, str]] | None = None,
                      shim_hooks: Path | None = None, timeout: float = START_TIMEOUT_S) -> dict[str, Endpoint]:
     """Give the lab's router nodes (default: all) SSH management access; see the module docstring.
 
-    config_dbs: the rendered config_db.json per SONiC node (`sonic_config_dbs`); every SONiC node
-    chosen needs one, as its initial running CONFIG_DB is seeded from it. authorized_keys: more
-    public keys (authorized_keys lines) allowed to log in as root, besides the lab's own key.
-    shim_hooks: a Python file of hooks the SONiC stand-in calls (sonic_shim.py's docstring). Returns
-    node -> Endpoint. On any failure everything created so far is removed again."""
+    files: each node's rendered files (`adapters.lab_inputs`' files, secrets filled); a node whose
+    NOS has a CLI stand-in needs those the stand-in reads (LabShim.needs: SONiC's initial running
+    CONFIG_DB is seeded from its config_db.json). authorized_keys: more public keys (authorized_keys
+    lines) allowed to log in as root, besides the lab's own key. shim_hooks: a Python file of hooks
+    the stand-ins call (SONiC: netgen/nos/sonic/lab_shim.py's docstring). Returns node -> Endpoint.
+    On any failure everything created so far is removed again."""
     missing = prerequisites()
     if missing:
         raise LabError("lab management needs: " + "; ".join(missing))
@@ -524,12 +438,13 @@ def start_management(backend: NetnsBackend, nodes: Sequence[str] | None = None, 
         if name not in plan.nodes or plan.nodes[name].kind != "router":
             raise LabError(f"{name!r} is not a router of lab {backend.lab!r}")
     zebras = {name: _zebra(backend, name) for name in chosen}
-    sonic_nodes = [n for n in chosen if plan.nodes[n].nos == "sonic"]
-    config_dbs = config_dbs or {}
+    shims = {name: shim for name in chosen if (shim := lab_shim(plan.nodes[name].nos or "")) is not None}
+    files = files or {}
     shim_hooks = shim_hooks.resolve() if shim_hooks is not None else None  # the node reads it from any directory
-    lacking = [n for n in sonic_nodes if n not in config_dbs]
+    lacking = [f"{name} ({', '.join(shim.needs)})" for name, shim in shims.items()
+               if not set(shim.needs) <= set(files.get(name, {}))]
     if lacking:
-        raise LabError(f"SONiC node(s) {', '.join(lacking)} need their rendered config_db.json (config_dbs=)")
+        raise LabError(f"node(s) {', '.join(lacking)}: their CLI stand-ins start from these rendered files (files=)")
     network = ipaddress.ip_network(subnet) if subnet else _pick_subnet(backend, len(chosen))
     if not isinstance(network, ipaddress.IPv4Network):
         raise LabError(f"management subnet {subnet}: IPv4 only")
@@ -549,14 +464,15 @@ def start_management(backend: NetnsBackend, nodes: Sequence[str] | None = None, 
         "lab": backend.lab, "status": "starting", "dir": str(mgmt), "alias": _alias(backend), "subnet": str(network),
         "prefixlen": network.prefixlen, "bridge": {"name": bridge, "address": hosts[0]}, "host_dirs": [],
         "nodes": {name: {"veth": veths[name], "address": hosts[i + 1], "namespace": backend.namespace(name),
-                         "zebra": zebras[name], "nos": plan.nodes[name].nos, "sonic": name in sonic_nodes,
+                         "zebra": zebras[name], "nos": plan.nodes[name].nos,
+                         "shim": shims[name].module if name in shims else None,
                          "mounts": [], "sshd": None}
                   for i, name in enumerate(chosen)}}
     _save(state_path, state)  # write-ahead: everything below is named here first
     try:
         _ensure_host_dir(PRIVSEP_DIR, state, state_path)  # sshd's privilege-separation chroot
-        if sonic_nodes:
-            _ensure_host_dir(SONIC_ETC, state, state_path)  # a mount point for the nodes' /etc/sonic
+        for etc in sorted({shim.etc for shim in shims.values()}):
+            _ensure_host_dir(etc, state, state_path)  # a mount point for the stand-ins' folders (/etc/sonic)
         ssh_dir.mkdir(parents=True, exist_ok=True)
         for path in (mgmt, ssh_dir):
             path.chmod(0o755)
@@ -569,8 +485,8 @@ def start_management(backend: NetnsBackend, nodes: Sequence[str] | None = None, 
             keys += authorized_keys.rstrip("\n") + "\n"
         (ssh_dir / "authorized_keys").write_text(keys)
         (ssh_dir / "authorized_keys").chmod(0o600)
-        if sonic_nodes:
-            _write_shim_bin(mgmt / "bin", hooks=shim_hooks is not None)
+        for nos, shim in sorted({str(plan.nodes[name].nos): shim for name, shim in shims.items()}.items()):
+            shim.write_bin(mgmt / "bin" / nos, shim_hooks)  # one folder of commands per NOS
 
         for name in chosen:
             node_dir = mgmt / "nodes" / name
@@ -578,7 +494,7 @@ def start_management(backend: NetnsBackend, nodes: Sequence[str] | None = None, 
                 (node_dir / sub).mkdir(parents=True, exist_ok=True)
                 (node_dir / sub).chmod(mode)
             mounts = []
-            for top, sub in _passthrough(shim_hooks):  # the shim's Python may be in ~ (pyenv) or /tmp (CI)
+            for top, sub in _passthrough(shim_hooks, shims.values()):  # Python may be in ~ (pyenv) or /tmp (CI)
                 inside = node_dir / sub / top.name
                 if top.is_dir():
                     inside.mkdir(exist_ok=True)
@@ -590,10 +506,14 @@ def start_management(backend: NetnsBackend, nodes: Sequence[str] | None = None, 
                 (node_dir / record.name).touch()
                 (node_dir / record.name).chmod(record.stat().st_mode & 0o777)
                 mounts.append((node_dir / record.name, record))
-            if name in sonic_nodes:
-                _write_sonic_dir(node_sonic_dir(backend, name), name, config_dbs[name], backend.lldp_socket(name),
-                                 shim_hooks)
-                mounts += [(node_sonic_dir(backend, name), SONIC_ETC), (mgmt / "bin", SHIM_BIN)]
+            if name in shims:
+                shim, folder = shims[name], node_shim_dir(backend, name)
+                folder.mkdir(parents=True, exist_ok=True)
+                try:
+                    shim.write_node(folder, name, files[name], backend.lldp_socket(name), shim_hooks)
+                except (ValueError, KeyError) as exc:  # a rendered file the stand-in cannot start from
+                    raise LabError(f"{name}: its CLI stand-in cannot start: {exc}") from None
+                mounts += [(folder, shim.etc), (mgmt / "bin" / str(plan.nodes[name].nos), SHIM_BIN)]
             (node_dir / "sshd_config").write_text(_sshd_config(node_dir, ssh_dir, state["nodes"][name]["address"]))
             state["nodes"][name]["mounts"] = [[str(s), str(t)] for s, t in mounts]
         _save(state_path, state)
@@ -666,7 +586,7 @@ def endpoints(backend: NetnsBackend) -> dict[str, Endpoint]:
     mgmt = Path(state["dir"])
     return {name: Endpoint(node=name, host=info["address"], port=SSH_PORT, username=USERNAME,
                            key_file=mgmt / "ssh" / "id_ed25519", known_hosts=mgmt / "known_hosts",
-                           nos=info.get("nos"), sonic=bool(info.get("sonic")))
+                           nos=info.get("nos"), shim=bool(info.get("shim")))
             for name, info in sorted(state["nodes"].items())}
 
 
@@ -700,8 +620,9 @@ def stop_management(backend: NetnsBackend) -> ManagementReport:
             namespaces.add(os.stat(f"/run/netns/{info['namespace']}").st_ino)
     sessions = _descendants(listeners, _parents())
     sessions |= {pid for pid in pids if _exe(pid) == str(SSHD) and _netns_inode(pid) in namespaces}
-    # revert timers (the systemd-run stand-in) outlive their session by design: theirs too
-    sessions |= {pid for pid in pids if _netns_inode(pid) in namespaces and b"netgen.lab.sonic_shim" in _cmdline(pid)}
+    # what the stand-ins leave running outlives its session by design (SONiC's revert timers): theirs too
+    shims = {str(info["shim"]).encode() for info in nodes.values() if info.get("shim")}
+    sessions |= {pid for pid in pids if _netns_inode(pid) in namespaces and any(m in _cmdline(pid) for m in shims)}
     sessions -= listeners
     for group in (sessions, listeners):
         living = {pid for pid in group if process_alive(pid)}
@@ -732,7 +653,7 @@ def stop_management(backend: NetnsBackend) -> ManagementReport:
             report.links.append(name)
 
     # 4. Host directories made for the nodes, once no lab uses them; 5. our files.
-    report.host_dirs = _remove_unused_host_dirs()
+    report.host_dirs = _remove_unused_host_dirs(state.get("host_dirs", []))
     shutil.rmtree(mgmt, ignore_errors=True)
     state_path.unlink(missing_ok=True)
     return report

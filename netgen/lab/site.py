@@ -31,7 +31,7 @@ class Endpoint(Protocol):
 
 def write_site(folder: Path, loaded: LoadedFabric, endpoints: Mapping[str, Endpoint], first: str) -> dict[str, Any]:
     """Write the site folder into `folder` (made if missing) and say how to reach the lab: the
-    endpoints, the login, its key and known_hosts files, and the folder. `endpoints`: the SONiC
+    endpoints, the login, its key and known_hosts files, and the folder. `endpoints`: the
     routers with SSH management; `first`'s login and key stand for all."""
     folder.mkdir(exist_ok=True)
     source = loaded.source

@@ -1,4 +1,5 @@
-"""The renderer plugin contract: one plugin per NOS, registered by name, no if/elif in the core.
+"""The renderer plugin contract: one plugin per NOS, the `renderer` part of its bundle
+(netgen/registry.py), looked up by the device's NOS: no if/elif in the core.
 
 A plugin turns one device of a checked fabric into files. It builds a per-device view in Python
 (every decision and every number) and hands it to its templates (syntax only).
@@ -6,11 +7,11 @@ A plugin turns one device of a checked fabric into files. It builds a per-device
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar, Protocol
+from typing import ClassVar, Protocol, cast
 
 from netgen.context import DesignContext
+from netgen.registry import NOS
 from netgen.topology.model import Device, Port
 
 
@@ -71,12 +72,18 @@ def render_device(plugin: RendererPlugin, ctx: DesignContext, device: Device) ->
     return plugin.render(plugin.prepare(ctx, device))
 
 
-PLUGINS: dict[str, RendererPlugin] = {}
+_PLUGIN_METHODS = ("prepare", "render", "check_device", "lldp_port_id")
 
 
-def register(factory: Callable[[], RendererPlugin]) -> Callable[[], RendererPlugin]:
-    plugin = factory()
-    if plugin.nos in PLUGINS:
-        raise ValueError(f"duplicate renderer for {plugin.nos}")
-    PLUGINS[plugin.nos] = plugin
-    return factory
+def renderer(nos: str) -> RendererPlugin:
+    """The renderer plugin of `nos` (its bundle's `renderer` part, imported on first use);
+    NosRegistryError for a NOS not registered or a part that is no renderer plugin of it."""
+    plugin = NOS.part(nos, "renderer")
+    if getattr(plugin, "nos", None) != nos or not all(callable(getattr(plugin, m, None)) for m in _PLUGIN_METHODS):
+        raise NOS.wrong_part(nos, "renderer", f"a renderer plugin whose nos is {nos!r} ({', '.join(_PLUGIN_METHODS)})")
+    return cast(RendererPlugin, plugin)
+
+
+def renderers() -> dict[str, RendererPlugin]:
+    """The renderer plugin of every registered NOS, by NOS (the render's dispatch table)."""
+    return {nos: renderer(nos) for nos in NOS.names("renderer")}

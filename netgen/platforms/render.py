@@ -1,6 +1,7 @@
-"""Render every selected device with its NOS plugin: plugin dispatch and the worker pool, and what
-the render decides with the render cache (netgen/render_cache.py) and the output directory
-(netgen/output/: built beside DIR and swapped in whole, its manifest authenticated).
+"""Render every selected device with its NOS's renderer plugin (the `renderer` part of the NOS's
+bundle, netgen/registry.py): plugin dispatch and the worker pool, and what the render decides with
+the render cache (netgen/render_cache.py) and the output directory (netgen/output/: built beside
+DIR and swapped in whole, its manifest authenticated).
 
 A device whose render key matches the one DIR was written with is not rendered again: its files,
 verified unchanged, are kept in the new directory. A render of every device also records the
@@ -46,17 +47,10 @@ from netgen.platforms import base
 from netgen.platforms.base import RenderedFile, RenderError
 from netgen.platforms.services import read_local_users
 from netgen.platforms.zone_inputs import zone_inputs
+from netgen.registry import NOS
 from netgen.topology.model import Device
 
 ProgressHook = Callable[[Device], None]
-
-
-def load_plugins() -> dict[str, base.RendererPlugin]:
-    """Import the built-in plugins (each registers itself) and return the registry."""
-    import netgen.platforms.eos  # noqa: PLC0415  (registration side effect)
-    import netgen.platforms.sonic  # noqa: F401, PLC0415
-
-    return base.PLUGINS
 
 
 @dataclass
@@ -173,7 +167,7 @@ def _render_outcomes(ctx: DesignContext, devices: Iterable[Device], previous: Ma
                      one: _Work = _render_one) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """Each device's outcome through `sink` (where it was rendered), with its key when `previous`
     is given; a device whose key is its `previous` one is not rendered (its files: None)."""
-    plugins = load_plugins()
+    plugins = base.renderers()
     skipped: dict[str, list[str]] = {}
     todo: list[Device] = []
     for device in devices:
@@ -247,7 +241,7 @@ def render_fabric(ctx: DesignContext, output: Path | None, names: list[str] | No
     with Stage(output, ahead) as stage:  # refuses (nothing changed) before spending the render time
         notes = stage.cache_notes(reuse)
         previous = stage.kept_keys() if reuse else {}
-        inputs = zone_inputs(ctx, load_plugins(), render_cache.code_digest(), render_cache.StablePickler)
+        inputs = zone_inputs(ctx, base.renderers(), render_cache.code_digest(), render_cache.StablePickler)
         # a zone switch whose zone inputs are those it was keyed with has that key: no view built
         recorded = stage.kept_inputs()
         same = {d.name for d in devices if d.name in previous and d.name in inputs
@@ -295,7 +289,7 @@ def fabric_key(fabric: Fabric, catalog: Catalog) -> str:
     users = read_local_users(fabric)
     digest = hashlib.sha256(render_cache.code_digest())
     parts = (fabric.model_dump_json(), catalog.model_dump_json(),
-             json.dumps([dataclasses.astuple(u) for u in users]), json.dumps(sorted(load_plugins())))
+             json.dumps([dataclasses.astuple(u) for u in users]), json.dumps(NOS.names("renderer")))
     for part in parts:
         digest.update(part.encode("utf-8") + b"\0")
     return digest.hexdigest()

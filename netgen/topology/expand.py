@@ -267,7 +267,7 @@ class _Builder:
             name = atsw_name(fabric, number)
             self._add_device(Device(
                 name=name, role=Role.ATSW, zone=None, number=number, model=aggregation.atsw_model,
-                nos=model.nos.value, asn=self._asn(name, fabric.asn.atsw),
+                nos=model.nos, asn=self._asn(name, fabric.asn.atsw),
                 loopback_ipv4=self._v4(loop4.at(number), 32),
                 loopback_ipv6=self._v6(loop6.at(number), 128) if loop6 else None,
                 # towards one zone: every link to that zone's CTSWs
@@ -313,7 +313,7 @@ class _Builder:
             ctsw_names.append(name)
             self._add_device(Device(
                 name=name, role=Role.CTSW, zone=z, number=number, model=zone.ctsw_model,
-                nos=ctsw_model.nos.value, asn=self._asn(name, fabric.asn.ctsw_base + z),
+                nos=ctsw_model.nos, asn=self._asn(name, fabric.asn.ctsw_base + z),
                 loopback_ipv4=self._v4(loop_ctsw.at(number), 32),
                 loopback_ipv6=self._v6(loop6[1].at(number), 128) if loop6 else None,
                 ecmp_width=ctsw_uplinks,
@@ -335,7 +335,7 @@ class _Builder:
                 subnet6 = gateway6.network
             device = Device(
                 name=name, role=Role.RTSW, zone=z, number=rack, model=zone.rtsw_model,
-                nos=rtsw_model.nos.value,
+                nos=rtsw_model.nos,
                 asn=self._asn(name, fabric.asn.rtsw_base + z * fabric.asn.rtsw_zone_stride + rack),
                 loopback_ipv4=self._v4(loop_rtsw.at(rack), 32),
                 loopback_ipv6=self._v6(loop6[0].at(rack), 128) if loop6 else None,

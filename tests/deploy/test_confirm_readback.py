@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from netgen.deploy.drivers.base import DriverError
+from netgen.deploy.driver import DriverError
 from netgen.deploy.journal import Journal
 from netgen.deploy.journal import read as read_journal
 from netgen.deploy.pipeline import LOST_ANSWER_READS, DeployOptions, RolloutReport, Status, deploy_one

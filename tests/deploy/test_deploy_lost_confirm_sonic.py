@@ -1,5 +1,5 @@
 """A confirm whose answer is lost, every time it is sent, on the SONiC path: the netns lab's SONiC
-RTSW behind sshd with the SONiC stand-in (netgen/lab/sonic_shim.py), real Nornir + netmiko. On
+RTSW behind sshd with the SONiC stand-in (netgen/nos/sonic/lab_shim.py), real Nornir + netmiko. On
 SONiC netgen confirms by disarming the revert timer it armed with the commit (`systemctl stop`);
 the stand-in's faults lose that command's answer after it ran (`drop-after-disarm`) or before
 (`drop-before-disarm`), and can make `config save` fail (`save-fail`). The report must say what

@@ -1,5 +1,5 @@
 """`netgen deploy` end to end on the SONiC path: the netns lab's SONiC RTSWs with sshd and the
-SONiC config/show stand-in (netgen/lab/endpoints.py), real FRR routing, real Nornir + netmiko
+SONiC config/show stand-in (netgen/nos/sonic/lab_shim.py), real FRR routing, real Nornir + netmiko
 `linux`, SSH host keys checked. Device state is read over SSH from the devices, not from the report.
 
 Lab: small example zone 1, 2 racks, 1 CTSW (two SONiC RTSWs; the CTSW runs its FRR stand-in and
@@ -21,16 +21,17 @@ import yaml
 from netmiko import ConnectHandler
 
 from netgen.checks import DesignContext
-from netgen.deploy.drivers.base import load_drivers
-from netgen.deploy.drivers.sonic import SONIC_OWNERSHIP, frr_digest
+from netgen.deploy.driver import driver_factory
 from netgen.intent import load_fabric
 from netgen.intent.secrets import fill_files
-from netgen.lab import endpoints, sonic_shim
+from netgen.lab import endpoints
 from netgen.lab.adapters import lab_inputs, rendered_files
 from netgen.lab.netns import NetnsBackend
 from netgen.lab.netns import prerequisites as lab_prerequisites
 from netgen.lab.plan import LabPlan, SliceRequest
 from netgen.lab.verify import check_lldp, routing_state, wait_for
+from netgen.nos.sonic import lab_shim
+from netgen.nos.sonic.driver import SONIC_OWNERSHIP, frr_digest
 from netgen.topology import expand
 from tests.conftest import SMALL, run_cli, topology_of
 from tests.lab.conftest import (
@@ -112,8 +113,7 @@ def sonic_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         assert all(r.ok for r in results), [r for r in results if not r.ok][:5]
         # converged: as a deploy leaves them, the TACACS+ key filled in (services.aaa)
         seeded = fill_files(files, loaded.fabric.shared_secrets())
-        eps = endpoints.start_management(backend, RTSWS, config_dbs=endpoints.sonic_config_dbs(plan.nodes, seeded),
-                                         shim_hooks=sonic_faults.HOOKS)
+        eps = endpoints.start_management(backend, RTSWS, files=seeded, shim_hooks=sonic_faults.HOOKS)
         folder = tmp_path_factory.mktemp("sonic-site")
         shutil.copy(SMALL, folder / "fabric.yaml")
         shutil.copytree(SMALL.parent / "secrets", folder / "secrets")  # the files the fabric refers to
@@ -359,7 +359,7 @@ def test_5e_an_unconfirmed_change_reverts_by_itself(site):
     old_db, old_disk, old_frr = site.running(node), site.frr(node), _frr_running(site, node)
     conn = ConnectHandler(**site.eps[node].netmiko(conn_timeout=15))
     try:
-        driver = load_drivers()["sonic"](conn, device, files, "revert-test", 30.0, SONIC_OWNERSHIP)
+        driver = driver_factory("sonic")(conn, device, files, "revert-test", 30.0, SONIC_OWNERSHIP)
         driver.stage()
         driver.commit(6)
     finally:
@@ -384,11 +384,11 @@ def test_5f_tables_netgen_does_not_write_are_kept_unless_removal_is_asked(site):
     to tables it has no model for."""
     node = "z01-rtsw001"
     site.edit({"qos.lossless.weight": 50, "qos.classes.0.weight": 50})
-    path = endpoints.node_sonic_dir(site.lab, node) / sonic_shim.RUNNING_DIR / sonic_shim.RUNNING_FILE
+    path = endpoints.node_shim_dir(site.lab, node) / lab_shim.RUNNING_DIR / lab_shim.RUNNING_FILE
     config = json.loads(path.read_text())
     config.update({"VXLAN_TUNNEL": {"vtep1": {"src_ip": "10.0.0.1"}},
                    "DEBUG_COUNTER": {"DROPS": {"type": "PORT_INGRESS_DROPS"}}})
-    sonic_shim.write_json(path, config)
+    lab_shim.write_json(path, config)
 
     def deploy(*args: str) -> tuple[int, dict]:
         result = run_cli("deploy", str(site.fabric), "--limit", node, "--json", *args)

@@ -9,11 +9,11 @@ import json
 import pytest
 
 from netgen.checks import DesignContext
-from netgen.deploy.drivers.eos import EOS_OWNERSHIP, blocks, carried_over, identity
-from netgen.deploy.drivers.sonic import MANAGED_IF_RENDERED as SONIC_MANAGED_IF_RENDERED
-from netgen.deploy.drivers.sonic import MANAGED_TABLES
 from netgen.deploy.ownership import DEVICE_OWNED, MANAGED, NosOwnership, Policy, resolve
 from netgen.intent import load_fabric
+from netgen.nos.eos.driver import EOS_OWNERSHIP, blocks, carried_over, identity
+from netgen.nos.sonic.driver import MANAGED_IF_RENDERED as SONIC_MANAGED_IF_RENDERED
+from netgen.nos.sonic.driver import MANAGED_TABLES
 from netgen.platforms.render import render_devices
 from netgen.topology import expand
 from tests.conftest import META, SMALL
@@ -65,7 +65,7 @@ def test_service_sections_are_netgens_only_where_the_intent_renders_them(section
 
 
 def test_sonic_tables_match_by_exact_name():
-    from netgen.deploy.drivers.sonic import SONIC_OWNERSHIP  # noqa: PLC0415
+    from netgen.nos.sonic.driver import SONIC_OWNERSHIP  # noqa: PLC0415
 
     assert SONIC_OWNERSHIP.classify("NTP") == DEVICE_OWNED
     assert SONIC_OWNERSHIP.classify("NTP_KEY") == "keep"  # not the NTP table
@@ -220,8 +220,8 @@ def test_a_bad_policy_names_the_field(tmp_path, monkeypatch):
 def test_the_bundled_deploy_yaml_spells_out_the_drivers_defaults():
     from pathlib import Path  # noqa: PLC0415
 
-    from netgen.deploy.drivers.sonic import SONIC_OWNERSHIP  # noqa: PLC0415
     from netgen.deploy.inventory import load_deploy  # noqa: PLC0415
+    from netgen.nos.sonic.driver import SONIC_OWNERSHIP  # noqa: PLC0415
 
     deploy = load_deploy(Path(SMALL).parent)
     assert resolve(deploy.ownership["eos"], EOS_OWNERSHIP) == EOS_OWNERSHIP

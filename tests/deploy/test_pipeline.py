@@ -14,9 +14,9 @@ import pytest
 from nornir.core.plugins.connections import ConnectionPluginRegister
 
 from netgen.checks import DesignContext
-from netgen.deploy import connect, pipeline
+from netgen.deploy import pipeline
 from netgen.deploy.checks import Facts
-from netgen.deploy.drivers.base import DriverError, Readback, StagedChange
+from netgen.deploy.driver import DriverError, Readback, StagedChange
 from netgen.deploy.inventory import Credentials, DeployFile, RolloutPolicy, make_nornir, nornir_inventory
 from netgen.deploy.journal import Journal
 from netgen.deploy.journal import read as read_journal
@@ -26,6 +26,7 @@ from netgen.intent import load_fabric
 from netgen.platforms.routing import bgp_plan
 from netgen.topology import expand
 from tests.conftest import SMALL
+from tests.support.nos import bundles_with
 
 pytestmark = pytest.mark.render
 
@@ -296,14 +297,24 @@ class FakeConnection:
         pass
 
 
+FLEET: dict[str, FakeSwitch] = {}  # the fake devices of the running test (fleet), by name
+
+
+def fake_driver(conn, device, files, change_id, timeout, ownership):
+    """The deploy driver of every NOS while `fleet` runs (the NOS bundles' `driver` part)."""
+    return FakeDriver(FLEET[device.name])
+
+
 @pytest.fixture
 def fleet(monkeypatch):
     switches = {name: FakeSwitch(name) for name in CTX.topology.devices}
     monkeypatch.setitem(ConnectionPluginRegister.available, "netmiko", FakeConnection)
-    drivers = {nos: (lambda conn, device, files, change_id, timeout, ownership: FakeDriver(switches[device.name]))
-               for nos in ("eos", "sonic")}
-    monkeypatch.setattr(connect, "load_drivers", lambda: drivers)
-    return switches
+    FLEET.update(switches)
+    try:
+        with bundles_with(["eos", "sonic"], driver=f"{__name__}:fake_driver"):
+            yield switches
+    finally:
+        FLEET.clear()
 
 
 def _rollout(switches, names, policy=None, **options):

@@ -1,5 +1,5 @@
 """The SONiC driver's reads: one `show runningconfiguration all` per round of checks, re-read
-after anything that may change the device (netgen/deploy/drivers/sonic.py)."""
+after anything that may change the device (netgen/nos/sonic/driver.py)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 
 from netgen.checks import DesignContext
 from netgen.deploy.checks import PlannedNeighbor
-from netgen.deploy.drivers.base import DriverError
-from netgen.deploy.drivers.sonic import RC_MARK, SonicDriver, parse_lldp_table
+from netgen.deploy.driver import DriverError
 from netgen.deploy.pipeline import lldp_plan, post_checks
 from netgen.intent import load_fabric
+from netgen.nos.sonic.driver import RC_MARK, SonicDriver, parse_lldp_table
 from tests.conftest import SMALL, run_cli, topology_of
 
 pytestmark = pytest.mark.render

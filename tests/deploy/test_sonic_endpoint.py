@@ -26,6 +26,7 @@ from netgen.lab.adapters import lab_inputs
 from netgen.lab.netns import NetnsBackend
 from netgen.lab.netns import prerequisites as lab_prerequisites
 from netgen.lab.plan import LabPlan, SliceRequest
+from netgen.nos.sonic import lab_shim
 from netgen.topology import expand
 from tests.conftest import SMALL
 from tests.lab.conftest import (
@@ -54,7 +55,8 @@ class SonicLab:
     name: str
     backend: NetnsBackend
     plan: LabPlan
-    rendered: dict[str, dict[str, Any]]  # node -> rendered config_db.json
+    files: dict[str, dict[str, str]]  # node -> its rendered files
+    rendered: dict[str, dict[str, Any]]  # SONiC node -> its rendered config_db.json
     eps: dict[str, endpoints.Endpoint]
     before: HostSnapshot
     sshd_before: set[int]
@@ -98,9 +100,10 @@ def lab() -> Iterator[SonicLab]:
     plan, files = lab_inputs(name, ctx, SliceRequest(zone=1, racks=2, ctsw=1))
     backend = NetnsBackend(name)
     backend.build(plan)
-    state = SonicLab(name, backend, plan, endpoints.sonic_config_dbs(plan.nodes, files), {}, before, sshd_before)
+    rendered = {node: json.loads(files[node]["config_db.json"]) for node in files if "config_db.json" in files[node]}
+    state = SonicLab(name, backend, plan, files, rendered, {}, before, sshd_before)
     try:
-        state.eps = endpoints.start_management(backend, config_dbs=state.rendered, shim_hooks=sonic_faults.HOOKS)
+        state.eps = endpoints.start_management(backend, files=files, shim_hooks=sonic_faults.HOOKS)
         yield state
     finally:
         take_down(state)
@@ -132,7 +135,7 @@ def put(lab: SonicLab, node: str, tmp_path: Path, name: str, data: Any) -> str:
 
 
 def seeded(lab: SonicLab, node: str = SONIC) -> dict[str, Any]:
-    return endpoints.seed_config_db(node, lab.rendered[node])
+    return lab_shim.seed_config_db(node, lab.rendered[node])
 
 
 def kernel_addresses(lab: SonicLab, node: str, device: str) -> set[str]:
@@ -146,7 +149,7 @@ def kernel_addresses(lab: SonicLab, node: str, device: str) -> set[str]:
 
 def test_ssh_lands_inside_each_node_with_its_hostname(lab):
     assert set(lab.eps) == {SONIC, OTHER_SONIC, EOS}
-    assert [n for n, e in lab.eps.items() if e.sonic] == [SONIC, OTHER_SONIC]
+    assert [n for n, e in lab.eps.items() if e.shim] == [SONIC, OTHER_SONIC]
     for node in lab.eps:
         rc, text = run(lab, node, "hostname")
         assert (rc, text) == (0, node)
@@ -242,7 +245,7 @@ def test_replace_converges_and_drops_device_keys_the_file_lacks(lab, tmp_path):
     assert rc == 0 and "Config replaced successfully." in text, text
     assert running(lab) == rendered
     with_device_keys = copy.deepcopy(rendered)
-    for table, fields in endpoints.DEVICE_OWNED.items():
+    for table, fields in lab_shim.DEVICE_OWNED.items():
         for key, entry in with_device_keys[table].items():
             entry.update({f: seed[table][key][f] for f in fields if f in seed[table][key]})
     assert with_device_keys == seed
@@ -325,7 +328,7 @@ def test_pfc_storm_fault_fails_the_storm_check(lab):
 
 def test_the_other_sonic_node_is_independent(lab):
     config = running(lab, OTHER_SONIC)
-    assert config == endpoints.seed_config_db(OTHER_SONIC, lab.rendered[OTHER_SONIC])
+    assert config == lab_shim.seed_config_db(OTHER_SONIC, lab.rendered[OTHER_SONIC])
     assert config["DEVICE_METADATA"]["localhost"]["mac"] != seeded(lab)["DEVICE_METADATA"]["localhost"]["mac"]
 
 
@@ -349,7 +352,7 @@ def test_stop_and_destroy_leave_nothing_behind(lab, monkeypatch):
 
     monkeypatch.setattr(endpoints, "_wait_listening", never)
     with pytest.raises(endpoints.LabError, match="simulated"):
-        endpoints.start_management(lab.backend, config_dbs=lab.rendered)
+        endpoints.start_management(lab.backend, files=lab.files)
     assert not (lab.backend.dir / endpoints.MGMT_STATE).exists()
     assert not (lab.backend.dir / endpoints.MGMT_DIR).exists()
 
@@ -361,5 +364,5 @@ def test_stop_and_destroy_leave_nothing_behind(lab, monkeypatch):
     assert not any(e.get("ifalias", "").startswith("netgen-mgmt:") and lab.name in e["ifalias"]
                    for e in json.loads(host))
     assert not {e["ifname"] for e in json.loads(host)} & set(links)
-    for path in (endpoints.SONIC_ETC, endpoints.PRIVSEP_DIR):
+    for path in (lab_shim.NODE_ETC, endpoints.PRIVSEP_DIR):
         assert not (path / endpoints.CREATED_MARKER).exists()

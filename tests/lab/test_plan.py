@@ -17,7 +17,7 @@ import pytest
 
 from netgen.checks import DesignContext
 from netgen.intent import load_fabric
-from netgen.lab.adapters import EOS_FRR_SOURCE, SONIC_FRR_SOURCE, plan_lab
+from netgen.lab.adapters import plan_lab
 from netgen.lab.plan import (
     LINUX_IFNAME_MAX,
     MAX_LAB_ROUTERS,
@@ -27,6 +27,8 @@ from netgen.lab.plan import (
     linux_ifname,
     select_devices,
 )
+from netgen.nos.eos.lab import EOS_FRR_SOURCE
+from netgen.nos.sonic.lab import SONIC_FRR_SOURCE
 from netgen.output.manifest import MARKER
 from netgen.platforms.render import render_devices
 from netgen.platforms.routing import bgp_plan

@@ -61,5 +61,35 @@ def test_the_scan_finds_each_kind_of_import():
     assert [name for _, name in imported(source, "netgen.deploy.pipeline")] == [
         "tests.support.eos_emulator", "netgen.lab.endpoints", "netgen.lab.plan.LabSliceError",
         "netgen.deploy.target"]
-    assert [name for _, name in imported("from .drivers import base\n", "netgen.deploy", package=True)] == [
-        "netgen.deploy.drivers.base"]
+    assert [name for _, name in imported("from .driver import Driver\n", "netgen.deploy", package=True)] == [
+        "netgen.deploy.driver.Driver"]
+
+
+NOS_DIR = ROOT / "netgen" / "nos"
+BUNDLES = sorted(p.parent.name for p in NOS_DIR.glob("*/__init__.py"))
+
+
+def test_nothing_outside_the_nos_bundles_imports_one():
+    """The stages reach a NOS through the register (netgen/registry.py), never by importing it."""
+    hits = [hit for hit in importing(ROOT / "netgen", "netgen.nos") if not hit.startswith("netgen/nos/")]
+    assert hits == []
+
+
+def test_no_nos_bundle_imports_another():
+    assert BUNDLES == ["eos", "sonic"]
+    for nos in BUNDLES:
+        others = [f"netgen.nos.{other}" for other in BUNDLES if other != nos]
+        assert importing(NOS_DIR / nos, *others) == [], nos
+
+
+def test_a_bundle_module_imports_only_the_register():
+    """Registering a NOS (its entry point loads the package) imports no NOS code."""
+    for nos in BUNDLES:
+        source = (NOS_DIR / nos / "__init__.py").read_text(encoding="utf-8")
+        names = {name for _, name in imported(source, f"netgen.nos.{nos}", package=True)}
+        assert names <= {"__future__.annotations", "netgen.registry.NosBundle"}, nos
+
+
+def test_a_nos_driver_imports_nothing_from_the_lab():
+    """A NOS's deploy driver is production push code, as netgen/deploy is."""
+    assert [hit for hit in importing(NOS_DIR, "netgen.lab") if "/driver.py:" in hit] == []

@@ -10,7 +10,7 @@ import pytest
 
 from netgen.checks import DesignContext
 from netgen.intent import load_fabric
-from netgen.platforms.eos.structure import check_eos_config
+from netgen.nos.eos.structure import check_eos_config
 from netgen.platforms.render import render_devices
 from netgen.topology import expand
 from tests.conftest import META, SMALL

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from netgen.platforms.eos.structure import check_eos_config
+from netgen.nos.eos.structure import check_eos_config
 
 pytestmark = pytest.mark.render
 
@@ -64,7 +64,7 @@ _PIECES = ["hostname leaf1", "!", "   ", "   !", "interface Ethernet1/1", "   de
 def test_the_quick_pass_never_disagrees_with_the_line_by_line_check(lines, final_newline):
     """check_eos_config answers well formed from whole-text searches where it can (a rendered switch
     has thousands of lines): on any text, its answer is the line-by-line check's."""
-    from netgen.platforms.eos import structure  # noqa: PLC0415
+    from netgen.nos.eos import structure  # noqa: PLC0415
 
     text = "\n".join(lines) + ("\n" if final_newline else "")
     assert check_eos_config(text) == structure._line_by_line(text)
@@ -72,6 +72,6 @@ def test_the_quick_pass_never_disagrees_with_the_line_by_line_check(lines, final
 
 
 def test_the_quick_pass_answers_for_rendered_configs():
-    from netgen.platforms.eos import structure  # noqa: PLC0415
+    from netgen.nos.eos import structure  # noqa: PLC0415
 
     assert structure._plainly_well_formed(GOOD)

@@ -16,7 +16,7 @@ import yaml
 from netgen import render_cache
 from netgen.output import manifest
 from netgen.output.manifest import MARKER
-from netgen.platforms import render
+from netgen.platforms import base, render
 from tests.conftest import SMALL, run_cli
 
 pytestmark = pytest.mark.render
@@ -313,7 +313,7 @@ def test_design_errors_come_before_a_hash_that_cannot_be_read(small_data, write_
 def _prepared_devices(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Names of the devices whose views are built from now on (renders of small run in this process)."""
     built: list[str] = []
-    for plugin in render.load_plugins().values():
+    for plugin in base.renderers().values():
         original = plugin.prepare
 
         def prepare(ctx, device, original=original):

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from netgen.nos.sonic import config_db as builder
+from netgen.nos.sonic.config_db import serialized
 from netgen.platforms.base import RenderError
-from netgen.platforms.sonic import config_db as builder
-from netgen.platforms.sonic.config_db import serialized
 
 pytestmark = pytest.mark.render
 

@@ -16,7 +16,7 @@ from netgen.checks import DesignContext
 from netgen.intent import load_fabric
 from netgen.output.manifest import MARKER
 from netgen.platforms import base
-from netgen.platforms.render import load_plugins, render_devices, render_fabric
+from netgen.platforms.render import render_devices, render_fabric
 from netgen.topology import expand
 from tests.conftest import META, SMALL, run_cli
 
@@ -51,7 +51,7 @@ def db(small) -> dict[str, Any]:
 
 def test_sonic_files_are_rendered_for_the_sonic_devices_only(small):
     assert sorted(small) == [f"z01-rtsw00{i}" for i in range(1, 5)]
-    assert set(load_plugins()) == {"sonic", "eos"}
+    assert set(base.renderers()) == {"sonic", "eos"}
 
 
 def test_cts_queue_is_strict_and_lossless_queue_is_weighted(db):
@@ -226,7 +226,7 @@ def test_failed_render_leaves_the_previous_output_untouched(tmp_path, monkeypatc
     out = tmp_path / "out"
     render_fabric(ctx, out)
     before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
-    plugin = base.PLUGINS["sonic"]
+    plugin = base.renderer("sonic")
     calls = {"n": 0}
 
     def flaky(ctx_, device):
@@ -310,7 +310,7 @@ def test_check_only_renders_and_validates_without_writing(tmp_path, monkeypatch)
 
 
 def test_output_the_nos_would_reject_is_never_written(tmp_path, monkeypatch):
-    plugin = base.PLUGINS["sonic"]
+    plugin = base.renderer("sonic")
     monkeypatch.setattr(plugin, "check_device", lambda ctx, device, files: ["PORT|Ethernet0: mtu '99999' > 9216"])
     out = tmp_path / "cfg"
     result = run_cli("render", str(SMALL), "-o", str(out))

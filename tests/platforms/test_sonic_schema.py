@@ -1,4 +1,4 @@
-"""netgen.platforms.sonic.schema: rendered config_db.json files pass SONiC's YANG rules, and small
+"""netgen.nos.sonic.schema: rendered config_db.json files pass SONiC's YANG rules, and small
 mutations of a real rendered config are caught with a problem naming the right table and key."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from netgen.checks import DesignContext, run_checks
 from netgen.intent import load_fabric
+from netgen.nos.sonic.schema import TABLES, check_config_db
 from netgen.platforms.render import render_devices
-from netgen.platforms.sonic.schema import TABLES, check_config_db
 from netgen.topology import expand
 from tests.conftest import META, SMALL
 
@@ -1072,7 +1072,7 @@ def test_secrets_are_never_quoted(cfg):
 
 
 def _forget_checked(monkeypatch):
-    from netgen.platforms.sonic import schema  # noqa: PLC0415
+    from netgen.nos.sonic import schema  # noqa: PLC0415
 
     monkeypatch.setattr(schema, "_PARSED_KEYS", {})
     monkeypatch.setattr(schema, "_VALID_ENTRIES", {})
@@ -1122,7 +1122,7 @@ def test_a_table_kept_as_valid_is_still_checked_against_the_others(cfg):
 def test_the_plain_ipv4_prefix_shortcut_agrees_with_the_full_check(value):
     """_ip_prefix decides netgen's own IPv4 prefixes by one regular expression: whatever it accepts,
     the full check accepts too, and whatever it leaves goes to the full check."""
-    from netgen.platforms.sonic import schema  # noqa: PLC0415
+    from netgen.nos.sonic import schema  # noqa: PLC0415
 
     def verdict():
         try:

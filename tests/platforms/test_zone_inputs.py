@@ -16,7 +16,8 @@ import yaml
 from netgen.checks import DesignContext
 from netgen.intent import load_fabric
 from netgen.intent.fabric import Zone, ZoneCables
-from netgen.platforms.render import load_plugins, render_keys
+from netgen.platforms.base import renderers
+from netgen.platforms.render import render_keys
 from netgen.platforms.zone_inputs import zone_inputs
 from netgen.render_cache import StablePickler, code_digest
 from netgen.topology import expand
@@ -29,7 +30,7 @@ def _keyed(path: Any) -> tuple[dict[str, str | None], dict[str, str]]:
     loaded = load_fabric(path)
     ctx = DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog))
     keys, _ = render_keys(ctx, list(ctx.topology.devices.values()))
-    return keys, zone_inputs(ctx, load_plugins(), code_digest(), StablePickler)
+    return keys, zone_inputs(ctx, renderers(), code_digest(), StablePickler)
 
 
 def _rewritten(path: Path, data: dict[str, Any]) -> Path:
@@ -135,7 +136,7 @@ def test_an_atsw_digest_covers_what_its_view_reads_of_the_topology(part):
     of them changes its digest."""
     loaded = load_fabric(SMALL)
     ctx = DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog))
-    before = zone_inputs(ctx, load_plugins(), code_digest(), StablePickler)
+    before = zone_inputs(ctx, renderers(), code_digest(), StablePickler)
     topology = ctx.topology
     if part == "own record":
         topology.devices["atsw01"] = dataclasses.replace(topology.devices["atsw01"], asn=65000)
@@ -145,7 +146,7 @@ def test_an_atsw_digest_covers_what_its_view_reads_of_the_topology(part):
     else:
         peer = topology.ports["atsw01"][0].peer_device
         topology.devices[peer] = dataclasses.replace(topology.devices[peer], asn=65001)
-    after = zone_inputs(ctx, load_plugins(), code_digest(), StablePickler)
+    after = zone_inputs(ctx, renderers(), code_digest(), StablePickler)
     assert after["atsw01"] != before["atsw01"]
     if part == "a port":  # (an ATSW's record is also every CTSW's peer: in every digest)
         assert after["atsw02"] == before["atsw02"]

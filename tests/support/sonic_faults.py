@@ -1,9 +1,9 @@
-"""Faults injected into the lab's SONiC stand-in (netgen/lab/sonic_shim.py), for the SONiC deploy
+"""Faults injected into the lab's SONiC stand-in (netgen/nos/sonic/lab_shim.py), for the SONiC deploy
 tests. This file has two sides:
 
 * inside the lab node, it is the stand-in's hooks file: a lab started with
   `endpoints.start_management(..., shim_hooks=HOOKS)` loads it in every stand-in command and calls
-  the functions below at the points sonic_shim.py's docstring names. Each acts only when its fault is
+  the functions below at the points lab_shim.py's docstring names. Each acts only when its fault is
   armed, as a flag file under the node's `/etc/sonic/faults/`. Only what the stand-in needs is
   imported at the top: this runs in every command on the node.
 * on the host, `inject_fault` / `clear_faults` write and remove those flag files.
@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from netgen.lab import sonic_shim
+from netgen.nos.sonic import lab_shim
 
 if TYPE_CHECKING:
     from netgen.lab.netns import NetnsBackend
@@ -64,14 +64,14 @@ def inject_fault(backend: NetnsBackend, node: str, fault: str, value: str = "") 
     """Arm a fault on a SONiC node of a lab whose management was started with these hooks: `fault`
     and `value` as the module docstring lists them."""
     from netgen.lab.backend import LabError  # noqa: PLC0415  (the node side loads this file: kept light)
-    from netgen.lab.endpoints import node_sonic_dir  # noqa: PLC0415
+    from netgen.lab.endpoints import node_shim_dir  # noqa: PLC0415
 
     if fault not in FAULTS:
         raise LabError(f"unknown fault {fault!r}; choose from {', '.join(FAULTS)}")
-    folder = node_sonic_dir(backend, node)
+    folder = node_shim_dir(backend, node)
     if not folder.is_dir():
         raise LabError(f"{node} has no SONiC stand-in (is management started, and is it a SONiC node?)")
-    hooks = sonic_shim.read_json(folder / sonic_shim.DEVICE_FILE).get(sonic_shim.HOOKS_FACT)
+    hooks = lab_shim.read_json(folder / lab_shim.DEVICE_FILE).get(lab_shim.HOOKS_FACT)
     if hooks != str(HOOKS):
         raise LabError(f"{node}: its stand-in calls no fault hooks; start_management(..., shim_hooks=HOOKS)")
     (folder / FAULTS_DIR).mkdir(exist_ok=True)
@@ -79,17 +79,17 @@ def inject_fault(backend: NetnsBackend, node: str, fault: str, value: str = "") 
 
 
 def clear_faults(backend: NetnsBackend, node: str) -> None:
-    from netgen.lab.endpoints import node_sonic_dir  # noqa: PLC0415  (the node side loads this file: kept light)
+    from netgen.lab.endpoints import node_shim_dir  # noqa: PLC0415  (the node side loads this file: kept light)
 
     for fault in FAULTS:
-        (node_sonic_dir(backend, node) / FAULTS_DIR / fault).unlink(missing_ok=True)
+        (node_shim_dir(backend, node) / FAULTS_DIR / fault).unlink(missing_ok=True)
 
 
 # --- the node side: the stand-in's hooks ----------------------------------------------------------------
 
 
 def _flag(fault: str) -> Path:
-    return sonic_shim.etc() / FAULTS_DIR / fault
+    return lab_shim.etc() / FAULTS_DIR / fault
 
 
 def _drop_if(fault: str, *, every_time: bool = False) -> None:

@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from netgen.deploy.checks import Facts
-from netgen.deploy.drivers.base import (
+from netgen.deploy.driver import (
     HOLDS_NEW,
     HOLDS_OLD,
     HOLDS_OTHER,
@@ -45,7 +45,6 @@ from netgen.deploy.drivers.base import (
     check_change_id,
     digest,
     json_object,
-    register,
 )
 from netgen.deploy.ownership import DEVICE_OWNED as DEVICE_OWNED_SECTION
 from netgen.deploy.ownership import Ownership, OwnershipReport, Policy, first
@@ -361,7 +360,6 @@ class EosDriver:
         return Readback(holds, saved, pending, detail)
 
 
-@register("eos", EOS_OWNERSHIP)
 def eos_driver(conn: Connection, device: Device, files: Mapping[str, str], change_id: str,
                timeout: float, ownership: Ownership) -> EosDriver:
     return EosDriver(conn, device, files, change_id, command_timeout_s=timeout, ownership=ownership)

@@ -12,8 +12,8 @@ from typing import Any
 
 import orjson
 
+from netgen.nos.sonic.view import SonicView
 from netgen.platforms.base import RenderError
-from netgen.platforms.sonic.view import SonicView
 
 Tables = dict[str, dict[str, Any]]
 

@@ -1,4 +1,5 @@
-"""EOS renderer: one running-config per device (templates/eos/, one template per feature)."""
+"""EOS's renderer plugin: one running-config per device (templates/eos/, one template per feature)
+from its view (view.py), checked by the shape check of structure.py."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from typing import ClassVar
 
 from netgen.context import DesignContext
 from netgen.intent.custom import CustomConfig
-from netgen.platforms.base import Prepared, RenderedFile, register
+from netgen.nos.eos import BUNDLE
+from netgen.nos.eos.structure import check_eos_config
+from netgen.nos.eos.view import EosView, build_view
+from netgen.platforms.base import Prepared, RenderedFile
 from netgen.platforms.custom import blocks_for, merge_eos
-from netgen.platforms.eos.structure import check_eos_config
-from netgen.platforms.eos.view import EosView, build_view
 from netgen.templating import template_env
 from netgen.topology.model import Device, Port
 
@@ -23,7 +25,7 @@ class EosInputs:
 
 class EosRenderer:
     nos: ClassVar[str] = "eos"
-    # its views read only what zone_inputs.py covers (tests/platforms/test_zone_inputs.py)
+    # its views read only what platforms/zone_inputs.py covers (tests/platforms/test_zone_inputs.py)
     zone_local: ClassVar[bool] = True
 
     def prepare(self, ctx: DesignContext, device: Device) -> Prepared:
@@ -33,7 +35,7 @@ class EosRenderer:
     def render(self, prepared: Prepared) -> list[RenderedFile]:
         inputs = prepared.inputs
         assert isinstance(inputs, EosInputs)
-        text = template_env("eos").get_template("device.cfg.j2").render(v=inputs.view)
+        text = template_env(BUNDLE.templates).get_template("device.cfg.j2").render(v=inputs.view)
         # custom_config blocks after netgen's own blocks; the whole file is then checked as one
         text = merge_eos(text, list(inputs.blocks), prepared.device)
         return [RenderedFile(f"{prepared.device}.cfg", text)]
@@ -47,4 +49,4 @@ class EosRenderer:
         return port.name
 
 
-register(EosRenderer)
+RENDERER = EosRenderer()

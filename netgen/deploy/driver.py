@@ -2,8 +2,10 @@
 intended config and show the diff, commit with a way back, confirm or roll back, and read back
 what the device holds after each of those, so a report never states what was only sent.
 
-A driver holds one netmiko connection to one device. Drivers are plugins keyed by NOS, so adding
-a NOS adds one module here and never touches the pipeline.
+A driver holds one netmiko connection to one device. A NOS's driver and its default ownership are
+parts of its bundle (netgen/registry.py: `driver`, `ownership`), looked up here by NOS
+(driver_factory, default_ownership), so a NOS brings its driver in its own folder and the pipeline
+never names one.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, cast
 
 from netgen.deploy.checks import Facts
 from netgen.deploy.ownership import Ownership
+from netgen.registry import NOS
 from netgen.topology.model import Device
 
 
@@ -165,29 +168,29 @@ class Driver(Protocol):
 
 # (connection, device, rendered files, change id, command timeout in seconds, what the deploy may remove)
 DriverFactory = Callable[[Connection, Device, Mapping[str, str], str, float, Ownership], Driver]
-DRIVERS: dict[str, DriverFactory] = {}
-DEFAULT_OWNERSHIP: dict[str, Ownership] = {}  # per NOS, from its driver (deploy.yaml may override it)
 
 
-def register(nos: str, ownership: Ownership) -> Callable[[DriverFactory], DriverFactory]:
-    def add(factory: DriverFactory) -> DriverFactory:
-        DRIVERS[nos] = factory
-        DEFAULT_OWNERSHIP[nos] = ownership
-        return factory
-    return add
-
-
-def load_drivers() -> dict[str, DriverFactory]:
-    import netgen.deploy.drivers.eos  # noqa: PLC0415  (registration side effect)
-    import netgen.deploy.drivers.sonic  # noqa: F401, PLC0415
-
-    return DRIVERS
+def driver_factory(nos: str) -> DriverFactory:
+    """The driver factory of `nos` (its bundle's `driver` part); NosRegistryError for a NOS without
+    one, or a part that is not callable."""
+    factory = NOS.part(nos, "driver")
+    if not callable(factory):
+        raise NOS.wrong_part(nos, "driver", "a driver factory (connection, device, files, change id, timeout,"
+                                            " ownership) -> Driver")
+    return cast(DriverFactory, factory)
 
 
 def default_ownership(nos: str) -> Ownership:
-    """The driver's own ownership lists for `nos` (importing the drivers registers them)."""
-    load_drivers()
-    return DEFAULT_OWNERSHIP[nos]
+    """What a deploy to `nos` may remove unless deploy.yaml says otherwise (its bundle's `ownership`)."""
+    ownership = NOS.part(nos, "ownership")
+    if not isinstance(ownership, Ownership):
+        raise NOS.wrong_part(nos, "ownership", "an Ownership (netgen/deploy/ownership.py)")
+    return ownership
+
+
+def deployable() -> list[str]:
+    """The NOSes netgen can deploy to: those whose bundle names a driver (nothing is imported)."""
+    return NOS.names("driver")
 
 
 CHANGE_ID = re.compile(r"^[a-z0-9-]{1,32}$")

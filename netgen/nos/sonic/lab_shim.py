@@ -1,6 +1,7 @@
 """A SONiC CLI stand-in for lab nodes: `config`, `show`, `pfc`, `pfcwd` and `sonic-cfggen`, run over
-SSH inside a netns router node (`endpoints.py` installs it, with `sudo` and `docker exec` shell
-stand-ins). Run as `python -m netgen.lab.sonic_shim PROGRAM ARGS...`.
+SSH inside a netns router node. Run as `python -m netgen.nos.sonic.lab_shim PROGRAM ARGS...`; the
+SONiC bundle's `lab_shim` part (LAB_SHIM, at the end) is how netgen/lab/endpoints.py installs it on
+a router, with `sudo` and `docker exec` shell stand-ins.
 
 What is emulated (following sonic-utilities' config/main.py, generic_config_updater/, show/,
 pfc/, pfcwd/ and utilities_common/portstat.py, and its doc/Command-Reference.md):
@@ -63,6 +64,7 @@ import contextlib
 import copy
 import fcntl
 import functools
+import hashlib
 import importlib.util
 import json
 import os
@@ -71,6 +73,7 @@ import signal
 import subprocess
 import sys
 import time
+import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -85,7 +88,7 @@ RUNNING_FILE = "config_db.json"
 SAVED_FILE = "config_db.json"
 CHECKPOINTS_DIR = "checkpoints"
 CHECKPOINT_EXT = ".cp.json"
-DEVICE_FILE = "netgen_lab.json"  # per-node facts written by endpoints.py (rdma_hash, serial, asic, shim_hooks)
+DEVICE_FILE = "netgen_lab.json"  # per-node facts written by write_node below (rdma_hash, serial, asic, hooks)
 HOOKS_FACT = "shim_hooks"  # DEVICE_FILE's key naming the hooks file (see the module docstring), if any
 SHELL_HOOKS = ("after_docker_exec",)  # the hook points the shell stand-ins call (`hook POINT`)
 SCOPE = "localhost"  # GCU's name for the host namespace on a single-ASIC box
@@ -352,7 +355,7 @@ class Change:
 
 
 def known_tables() -> frozenset[str]:
-    from netgen.platforms.sonic.schema import TABLES  # noqa: PLC0415  (pydantic: only when validating)
+    from netgen.nos.sonic.schema import TABLES  # noqa: PLC0415  (pydantic: only when validating)
 
     return frozenset(TABLES)
 
@@ -360,7 +363,7 @@ def known_tables() -> frozenset[str]:
 def validate_target(target: Config, rdma_hash: bool) -> list[str]:
     """YANG validation stand-in: netgen's model on the tables it knows. Tables without a model
     that are already in CONFIG_DB pass untouched, as sonic_yang crops tables without YANG."""
-    from netgen.platforms.sonic.schema import check_config_db  # noqa: PLC0415
+    from netgen.nos.sonic.schema import check_config_db  # noqa: PLC0415
 
     known = known_tables()
     return check_config_db({t: v for t, v in target.items() if t in known}, rdma_hash=rdma_hash)
@@ -909,7 +912,7 @@ def cmd_systemd_run(args: list[str]) -> int:
         return 1
     path.parent.mkdir(parents=True, exist_ok=True)
     write_json(path, {"fires_at": time.time() + seconds, "command": rest, "pid": None})
-    sleeper = subprocess.Popen([sys.executable, "-m", "netgen.lab.sonic_shim", "timer-fire", path.stem],
+    sleeper = subprocess.Popen([sys.executable, "-m", "netgen.nos.sonic.lab_shim", "timer-fire", path.stem],
                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True, env=os.environ.copy())
     write_json(path, {**read_json(path), "pid": sleeper.pid})
@@ -984,6 +987,150 @@ def cmd_sonic_cfggen(args: list[str]) -> int:
     raise UsageError("netgen lab emulates only `sonic-cfggen -d --print-data`", "sonic-cfggen [OPTIONS]")
 
 
+# --- the host side: how a lab router gets this stand-in (the SONiC bundle's `lab_shim` part) ----------
+
+MODULE = "netgen.nos.sonic.lab_shim"  # what the node runs: `python -m MODULE PROGRAM ARGS...`
+NODE_ETC = Path("/etc/sonic")  # where a node sees its folder of this stand-in's state
+# Keys of CONFIG_DB a switch owns (from its platform files and EEPROM), not the generator.
+DEVICE_OWNED: dict[str, tuple[str, ...]] = {"DEVICE_METADATA": ("mac", "platform")}
+ASIC_BY_VENDOR = {"Arista": "broadcom", "Mellanox": "mellanox", "Nvidia": "mellanox", "Dell": "broadcom",
+                  "Celestica": "broadcom"}
+EMULATED_VERSION = "netgen-lab-emulated"  # build_version in /etc/sonic/sonic_version.yml
+
+
+def platform_of(hwsku: str | None) -> str:
+    """A platform string in SONiC's `x86_64-<vendor>_<model>` form, derived from the HwSKU
+    (Arista-7060X6-64PE-O128S2 -> x86_64-arista_7060x6_64pe, as in sonic-buildimage's device/)."""
+    parts = (hwsku or "").split("-")
+    if len(parts) >= 3 and parts[0] == "Arista":
+        return f"x86_64-arista_{parts[1].lower()}_{parts[2].lower()}"
+    if len(parts) >= 2 and parts[0] in ("Mellanox", "Nvidia"):
+        return f"x86_64-mlnx_{parts[1].lower()}-r0"
+    return "x86_64-netgen_lab-r0"
+
+
+def device_mac(node: str) -> str:
+    """A stable, locally administered unicast MAC per node name."""
+    digest = hashlib.sha256(node.encode()).digest()
+    return ":".join(f"{b:02x}" for b in (0x02, *digest[:5]))
+
+
+def seed_config_db(node: str, rendered_config_db: Mapping[str, Any]) -> dict[str, Any]:
+    """The node's initial running CONFIG_DB: the rendered config_db.json plus the keys the device
+    owns (DEVICE_OWNED): DEVICE_METADATA|localhost mac and platform. Device values win over rendered
+    ones.
+
+    A real switch's CONFIG_DB holds values no generator writes (PORT alias and index are rendered,
+    from the SKU's port_config.ini). `config replace` of the plain rendered file therefore removes
+    them, exactly as SONiC's GCU would; a deploy must carry them over from the running config.
+    Tables a real box also has but netgen's model does not know (MGMT_INTERFACE, MGMT_PORT, FEATURE,
+    ...) are not seeded: the stand-in treats them as tables without YANG, and a rendered file never
+    contains them."""
+    config = copy.deepcopy(dict(rendered_config_db))
+    meta = config.setdefault("DEVICE_METADATA", {}).setdefault("localhost", {})
+    meta["mac"] = device_mac(node)
+    meta["platform"] = platform_of(meta.get("hwsku"))
+    return config
+
+
+def _uses_rdma_hash(config: dict[str, Any]) -> bool:
+    """Whether the rendered config needs the RDMA hash extension to validate (as `netgen render`
+    decided from the platform's capabilities)."""
+    from netgen.nos.sonic.schema import check_config_db  # noqa: PLC0415  (pydantic: only when needed)
+
+    return bool(check_config_db(config)) and not check_config_db(config, rdma_hash=True)
+
+
+def _device_facts(node: str, config: dict[str, Any]) -> dict[str, Any]:
+    meta = config.get("DEVICE_METADATA", {}).get("localhost", {})
+    hwsku = str(meta.get("hwsku", ""))
+    return {"node": node, "rdma_hash": _uses_rdma_hash(config),
+            "asic_type": ASIC_BY_VENDOR.get(hwsku.split("-", maxsplit=1)[0], "vs"),
+            "serial": f"NGLAB{zlib.crc32(node.encode()):08X}", "model": hwsku or "N/A", "revision": "N/A",
+            "emulated_by": "netgen/nos/sonic/lab_shim.py"}
+
+
+class SonicLabShim:
+    """This stand-in as netgen/lab/endpoints.py's LabShim: the commands first on a SONiC router's
+    PATH, and its /etc/sonic seeded from the rendered config_db.json (netgen/lab/endpoints.py mounts
+    both into the node)."""
+
+    module = MODULE
+    etc = NODE_ETC
+    needs = ("config_db.json",)
+
+    def write_node(self, folder: Path, node: str, files: Mapping[str, str], lldp_socket: Path,
+                   hooks: Path | None) -> None:
+        """The node's /etc/sonic: its running CONFIG_DB seeded from the rendered config_db.json
+        (seed_config_db), saved as if the box booted from it, and the facts the commands read."""
+        rendered = json.loads(files["config_db.json"])
+        if not isinstance(rendered, dict):
+            raise ValueError(f"{node}: the rendered config_db.json is not a JSON object")
+        config = seed_config_db(node, rendered)
+        for sub in (RUNNING_DIR, CHECKPOINTS_DIR):
+            (folder / sub).mkdir(parents=True, exist_ok=True)
+        write_json(folder / RUNNING_DIR / RUNNING_FILE, config)
+        write_json(folder / SAVED_FILE, config)  # as if the box booted from it
+        # `show lldp table` asks the node's lldpd (netns.py starts it) where SONiC asks its lldp container
+        facts = {**_device_facts(node, config), "lldp_socket": str(lldp_socket)}
+        if hooks is not None:
+            facts[HOOKS_FACT] = str(hooks)
+        write_json(folder / DEVICE_FILE, facts)
+        (folder / "sonic_version.yml").write_text(
+            "# netgen lab: emulated SONiC (netgen/nos/sonic/lab_shim.py), not a SONiC build\n"
+            f"build_version: '{EMULATED_VERSION}'\nasic_type: {facts['asic_type']}\n")
+        # split / split-unified routing config mode: FRR reads /etc/sonic/frr/*.conf (the bgp container
+        # mounts it as /etc/frr). Here the node's own FRR config directory is /etc/frr.
+        (folder / "frr").symlink_to("/etc/frr")
+
+    def write_bin(self, folder: Path, hooks: Path | None) -> None:
+        """The commands: one script per PROGRAMS running this module, a `sudo` that just runs the
+        command (sessions are root) and a `docker` whose `exec CONTAINER CMD` runs CMD on the node
+        (`docker exec bgp frr-reload.py ...` works), then calls the hook point after_docker_exec."""
+        folder.mkdir(parents=True, exist_ok=True)
+        source = Path(__file__).resolve().parents[3]  # where netgen is imported from here: the node does too
+        for program in PROGRAMS:
+            (folder / program).write_text(
+                "#!/bin/sh\n"
+                f"# netgen lab stand-in for SONiC's `{program}` ({MODULE}); this is not SONiC.\n"
+                f'PYTHONPATH="{source}${{PYTHONPATH:+:$PYTHONPATH}}" exec "{sys.executable}" -m {MODULE}'
+                f' {program} "$@"\n')
+        (folder / "sudo").write_text(
+            "#!/bin/sh\n"
+            "# netgen lab: sessions are root already; drop sudo's options and run the command.\n"
+            'if [ "$(id -u)" -ne 0 ]; then echo "sudo: netgen lab sessions log in as root" >&2; exit 1; fi\n'
+            "while [ $# -gt 0 ]; do\n"
+            '  case "$1" in\n'
+            "    --) shift; break ;;\n"
+            "    -u|-g|-p|-C|-D|-r|-t|-U) shift 2 ;;\n"
+            '    -s|-i) shift; [ $# -eq 0 ] && exec "${SHELL:-/bin/bash}" ;;\n'
+            "    -*) shift ;;\n"
+            "    *) break ;;\n"
+            "  esac\n"
+            "done\n"
+            '[ $# -gt 0 ] || { echo "usage: sudo COMMAND [ARGS...]" >&2; exit 1; }\n'
+            'exec "$@"\n')
+        (folder / "docker").write_text(
+            "#!/bin/sh\n"
+            "# netgen lab: no containers; `docker exec [OPTIONS] CONTAINER CMD...` runs CMD on the node itself\n"
+            "# (bgp, swss, ...: FRR and the SONiC stand-ins all live in the node's namespaces).\n"
+            '[ "$1" = exec ] || { echo "docker: netgen lab emulates only docker exec" >&2; exit 1; }\n'
+            "shift\n"
+            'while [ $# -gt 0 ]; do case "$1" in -u|-w|-e|--user|--workdir|--env) shift 2 ;; -*) shift ;; *) break ;;'
+            " esac; done\n"
+            "shift\n"
+            '[ $# -gt 0 ] || { echo "usage: docker exec CONTAINER COMMAND [ARGS...]" >&2; exit 1; }\n'
+            '"$@"\nrc=$?\n'
+            + (f'PYTHONPATH="{source}${{PYTHONPATH:+:$PYTHONPATH}}" "{sys.executable}" -m {MODULE} hook'
+               " after_docker_exec\n" if hooks is not None else "")
+            + "exit $rc\n")
+        for path in folder.iterdir():
+            path.chmod(0o755)
+
+
+LAB_SHIM = SonicLabShim()
+
+
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "config": cmd_config, "show": cmd_show, "pfc": cmd_pfc, "pfcwd": cmd_pfcwd, "sonic-cfggen": cmd_sonic_cfggen,
     "systemd-run": cmd_systemd_run, "systemctl": cmd_systemctl, "timer-fire": cmd_timer_fire,
@@ -992,10 +1139,10 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m netgen.lab.sonic_shim PROGRAM ARGS...`; exit codes as the SONiC commands give them."""
+    """`python -m netgen.nos.sonic.lab_shim PROGRAM ARGS...`; exit codes as the SONiC commands give them."""
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] not in COMMANDS:
-        print(f"usage: python -m netgen.lab.sonic_shim {{{','.join(COMMANDS)}}} ARGS...", file=sys.stderr)
+        print(f"usage: python -m netgen.nos.sonic.lab_shim {{{','.join(COMMANDS)}}} ARGS...", file=sys.stderr)
         return 2
     program, rest = args[0], args[1:]
     try:

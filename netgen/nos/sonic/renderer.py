@@ -1,5 +1,6 @@
-"""SONiC renderer: config_db.json (built as data, one function per feature: config_db.py, serialized
-once) and frr.conf (templates/sonic/frr.conf.j2)."""
+"""SONiC's renderer plugin: config_db.json (built as data, one function per feature: config_db.py,
+serialized once) and frr.conf (templates/sonic/frr.conf.j2), each device's from its view (view.py);
+config_db.json checked against netgen's typed model of SONiC's YANG (schema.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,11 @@ import orjson
 
 from netgen.context import DesignContext
 from netgen.intent.custom import CustomConfig
-from netgen.platforms.base import Prepared, RenderedFile, register
+from netgen.nos.sonic import BUNDLE
+from netgen.nos.sonic.config_db import config_db as build_config_db
+from netgen.nos.sonic.config_db import serialized
+from netgen.nos.sonic.view import SonicView, build_view, port_alias
+from netgen.platforms.base import Prepared, RenderedFile
 from netgen.platforms.custom import (
     PROVENANCE_FILE,
     CustomConfigError,
@@ -20,9 +25,6 @@ from netgen.platforms.custom import (
     merge_config_db,
     merge_frr,
 )
-from netgen.platforms.sonic.config_db import config_db as build_config_db
-from netgen.platforms.sonic.config_db import serialized
-from netgen.platforms.sonic.view import SonicView, build_view, port_alias
 from netgen.templating import template_env
 from netgen.topology.model import Device, Port
 
@@ -36,7 +38,7 @@ class SonicInputs:
 
 class SonicRenderer:
     nos: ClassVar[str] = "sonic"
-    # its views read only what zone_inputs.py covers (tests/platforms/test_zone_inputs.py)
+    # its views read only what platforms/zone_inputs.py covers (tests/platforms/test_zone_inputs.py)
     zone_local: ClassVar[bool] = True
 
     def prepare(self, ctx: DesignContext, device: Device) -> Prepared:
@@ -50,7 +52,7 @@ class SonicRenderer:
         assert isinstance(inputs, SonicInputs)
         view = inputs.view
         config_db = build_config_db(view)
-        frr = template_env("sonic").get_template("frr.conf.j2").render(v=view)
+        frr = template_env(BUNDLE.templates).get_template("frr.conf.j2").render(v=view)
         if not inputs.blocks:
             return [
                 RenderedFile("config_db.json", serialized(config_db)),
@@ -63,7 +65,7 @@ class SonicRenderer:
         """netgen's files plus the custom blocks, each addition checked here so that a problem is
         reported as the block's (exit 2), not as a netgen bug; custom-config.json names the source
         of every added CONFIG_DB field and FRR block, for diffs and reviewers."""
-        from netgen.platforms.sonic.schema import check_config_db  # noqa: PLC0415  (see check_device)
+        from netgen.nos.sonic.schema import check_config_db  # noqa: PLC0415  (see check_device)
 
         merged = merge_config_db(config_db, blocks, device_name)
         label = "/".join(b.name for b in blocks if b.sonic_config_db)
@@ -98,7 +100,7 @@ class SonicRenderer:
         extension is accepted only where the model's release declares it."""
         # imported where a SONiC file is checked: building its 60 pydantic models is a cost a
         # warm re-render that renders no SONiC switch (or one, in one worker) need not spend
-        from netgen.platforms.sonic.schema import check_config_db  # noqa: PLC0415
+        from netgen.nos.sonic.schema import check_config_db  # noqa: PLC0415
 
         config_db = next(f for f in files if f.name == "config_db.json")
         rdma = ctx.model(device).capabilities.bth_dest_qp_hash
@@ -111,4 +113,4 @@ class SonicRenderer:
         return port_alias(ctx.model(device), port)
 
 
-register(SonicRenderer)
+RENDERER = SonicRenderer()

@@ -49,7 +49,7 @@ from typing import Any, ClassVar, cast
 from netmiko import file_transfer
 
 from netgen.deploy.checks import Facts
-from netgen.deploy.drivers.base import (
+from netgen.deploy.driver import (
     HOLDS_NEW,
     HOLDS_OLD,
     HOLDS_OTHER,
@@ -60,7 +60,6 @@ from netgen.deploy.drivers.base import (
     check_change_id,
     digest,
     json_object,
-    register,
 )
 from netgen.deploy.ownership import DEVICE_OWNED, Ownership, OwnershipReport, Policy, first
 from netgen.diff.config_db import DEVICE_OWNED_TABLES, json_patch, mask_row, overlay_device_owned, semantic_diff
@@ -86,7 +85,7 @@ def frr_digest(text: str) -> str:
 
 def db_digest(config: Mapping[str, Any]) -> str:
     return digest(json.dumps({k: v for k, v in config.items() if k != "bgpraw"}, sort_keys=True))
-# The CONFIG_DB tables netgen writes (platforms/sonic/config_db.py; tests/deploy/test_ownership.py
+# The CONFIG_DB tables netgen writes (config_db.py; tests/deploy/test_ownership.py
 # checks every rendered table is listed): the intent's rows replace the device's, and a device's row that
 # the intent does not have is removed. frr.conf is netgen's file as a whole (split-unified mode).
 MANAGED_TABLES = ("DEVICE_METADATA", "PORT", "INTERFACE", "LOOPBACK_INTERFACE", "VLAN", "VLAN_MEMBER",
@@ -445,7 +444,6 @@ class SonicDriver:
         return Readback(holds, saved, pending, detail)
 
 
-@register("sonic", SONIC_OWNERSHIP)
 def sonic_driver(conn: Connection, device: Device, files: Mapping[str, str], change_id: str,
                  timeout: float, ownership: Ownership) -> SonicDriver:
     # root needs no sudo (lab endpoints log in as root; SONiC's admin is NOPASSWD in sudoers)

@@ -1,1 +1,0 @@
-"""NOS drivers for the deploy pipeline (one module per NOS)."""
