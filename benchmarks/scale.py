@@ -7,8 +7,10 @@ Prints, for inventory/meta-24k:
   cold render          `netgen render FABRIC -o NEW_DIR`
   warm, unchanged      the same render again into that DIR (the fabric unchanged)
   warm, one more rack  zone 1 with one rack more, into the DIR of the original render
-  diff, one line       `netgen diff` of a one-line intent change (zone 1's CTSW cable length) in a
-                       scratch git repository holding netgen, its templates and the fabric
+  diff, one zone       `netgen diff --format markdown` of a one-line intent change (zone 1's
+                       RTSW-CTSW cable length: zone 1's RTSWs change) in a scratch git repository
+                       holding netgen, its templates and the fabric (benchmarks/pr_diff.py)
+  diff, fabric-wide    the same of the fabric's MTU, 9100 -> 9000 (every port of every switch)
   4 x meta-24k cold    a generated fabric four times meta-24k (32 zones, 6,684 switches)
   netgen --help        the command line's start
 with each command's peak RSS (its largest process: the parent or a render worker). Each figure
@@ -62,11 +64,11 @@ class Run:
     cpu_s: float  # user + system, the command's and its workers'
 
 
-def run(*args: str, cwd: Path | None = None) -> Run:
-    """One command, which must succeed."""
+def run(*args: str, cwd: Path | None = None, out: Path | None = None) -> Run:
+    """One command, which must succeed; its output into `out` (default: discarded)."""
     start = time.perf_counter()
-    with tempfile.TemporaryFile() as err:
-        child = subprocess.Popen(list(args), stdout=subprocess.DEVNULL, stderr=err, cwd=cwd, env=ENV)
+    with tempfile.TemporaryFile() as err, open(out or os.devnull, "wb") as stdout:
+        child = subprocess.Popen(list(args), stdout=stdout, stderr=err, cwd=cwd, env=ENV)
         _, status, usage = os.wait4(child.pid, 0)
         child.returncode = os.waitstatus_to_exitcode(status)
         seconds = time.perf_counter() - start
@@ -91,12 +93,12 @@ def median(times: list[float]) -> float:
 
 
 def measure(label: str, goal: float, runs: int, setup: Callable[[int], list[str]], cwd: Path | None = None,
-            rss_goal: float | None = None) -> list[Run]:
+            rss_goal: float | None = None, out: Path | None = None) -> list[Run]:
     done = []
     for n in range(runs):
         command = setup(n)
         settle()
-        done.append(run(*command, cwd=cwd))
+        done.append(run(*command, cwd=cwd, out=out))
     times, peaks = [r.seconds for r in done], [r.peak_mb for r in done]
     value = median(times)
     verdict = "met" if value <= goal else "not met"
@@ -104,6 +106,10 @@ def measure(label: str, goal: float, runs: int, setup: Callable[[int], list[str]
     print(f"{label:22} {value:7.2f} s  (runs: {', '.join(f'{t:.2f}' for t in times)}; goal <= {goal:g} s:"
           f" {verdict}{rss})", flush=True)
     return done
+
+
+def lines_in_file(path: Path) -> int:
+    return path.read_bytes().count(b"\n")
 
 
 def lines_in(folder: Path, suffix: str = "") -> int:
@@ -149,7 +155,9 @@ def pyavd_ratio(python: str | None, fabric: Path, cold: Path, cold_runs: list[Ru
           f" {max(r.peak_mb for r in checked):.0f} MB", flush=True)
 
 
-def copy_fabric(dest: Path, racks_delta: int = 0, cable_delta: int = 0) -> Path:
+def copy_fabric(dest: Path, racks_delta: int = 0, cable_delta: int = 0, mtu: int | None = None) -> Path:
+    """meta-24k's files in `dest`, zone 1 with `racks_delta` racks more and its RTSW-CTSW cables
+    `cable_delta` metres longer, the fabric's MTU `mtu` (each a one-line change of the file)."""
     dest.mkdir(parents=True, exist_ok=True)
     for item in META.iterdir():
         if item.is_file():
@@ -159,6 +167,7 @@ def copy_fabric(dest: Path, racks_delta: int = 0, cable_delta: int = 0) -> Path:
     # so that a change to it stays a change to zone 1 (as editing its line in the file would)
     data["zones"][0] = copy.deepcopy(data["zones"][0])
     data["zones"][0]["racks"] += racks_delta
+    data["mtu"] = mtu or data["mtu"]
     if cable_delta:
         cables = data["zones"][0].setdefault("cable_length_m", {})
         cables["rtsw_ctsw_m"] = cables.get("rtsw_ctsw_m", 100) + cable_delta
@@ -216,16 +225,13 @@ def main() -> None:
 
         measure("warm, one more rack", 1.5, args.runs, one_more_rack)
         if not args.skip_diff:
-            repo = work / "repo"
-            for part in ("netgen", "templates"):
-                shutil.copytree(ROOT / part, repo / part, ignore=shutil.ignore_patterns("__pycache__"))
-            copy_fabric(repo / "inventory" / "meta-24k")
-            for command in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "base"]):
-                subprocess.run(["git", "-C", str(repo), *command], check=True, env=ENV)
-            copy_fabric(repo / "inventory" / "meta-24k", cable_delta=10)  # one line, in the working tree
-            measure("diff, one line", 10, args.runs,
-                    lambda n: [*NETGEN, "diff", "inventory/meta-24k/fabric.yaml", "--repo", str(repo),
-                               "--base", "HEAD", "--format", "json"], cwd=repo)
+            from pr_diff import CASES, diff_command, diff_repo  # noqa: PLC0415 (a script beside this one)
+
+            for case in CASES.values():
+                repo = diff_repo(ROOT, work / f"diff-{case.name}", case)
+                measure(case.label, case.goal, args.runs, lambda n, repo=repo: diff_command(repo), cwd=repo,
+                        rss_goal=case.rss_goal, out=work / f"diff-{case.name}.md")
+                print(f"{'':22} markdown {lines_in_file(work / f'diff-{case.name}.md'):,} lines", flush=True)
         if not args.skip_x4:
             big = four_times(work / "x4")
             measure("4 x meta-24k cold", 30, args.runs,

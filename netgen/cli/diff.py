@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from netgen.cli.common import (
     fabric_argument,
     fail,
     json_option,
+    write_output,
 )
 from netgen.diff.format import as_markdown, as_text
 from netgen.diff.git_export import RevisionError
@@ -47,11 +49,17 @@ class DiffCommand(NetgenCommand):
               show_default=True, help="text, or markdown (a pull-request comment). `json` is a deprecated spelling"
                                       " of --json.")
 @click.option("--exit-code", is_flag=True, help="Exit 1 when anything changes (like `git diff --exit-code`).")
+@click.option("--json-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the whole result, the --json document, to this file (replaced atomically): a"
+                   " pull request's markdown comment is folded, the file has every pattern and device.")
 @json_option
-def diff(fabric: str, base: str, head: str | None, repo: Path, fmt: str, exit_code: bool, as_json: bool) -> None:
+def diff(fabric: str, base: str, head: str | None, repo: Path, fmt: str, exit_code: bool, json_file: Path | None,
+         as_json: bool) -> None:
     """Render FABRIC at --base and at --head with each revision's own netgen, templates and intent,
-    and show per-device diffs: config_db.json as table / key / field changes, frr.conf and EOS
-    configs as unified diffs, with risk flags.
+    and show what changed: the intent's own changes (YAML path, old -> new, file and line), risk
+    flags with their reach by tier, the effect as patterns (the same edit on many ports once, with
+    counts), then each distinct change once with the devices it reaches. --json has every pattern
+    and device.
 
     FABRIC given on the command line is a path inside --repo; from $NETGEN_FABRIC or the current
     directory, the path as seen from here, which must lie inside --repo.
@@ -69,8 +77,11 @@ def diff(fabric: str, base: str, head: str | None, repo: Path, fmt: str, exit_co
     except RevisionError as exc:
         fail(str(exc), as_json)
     code = EXIT_DESIGN if exit_code and result.changed else EXIT_OK
+    document = {"ok": True, "exit_code": code, **result.as_dict()}
+    if json_file is not None:
+        write_output(json_file, json.dumps(document, indent=2) + "\n", as_json)
     if as_json:
-        emit_json({"ok": True, "exit_code": code, **result.as_dict()})
+        emit_json(document)
     else:
         click.echo(as_markdown(result) if fmt == "markdown" else as_text(result), nl=False)
     sys.exit(code)

@@ -1,106 +1,159 @@
-"""Two renders compared device by device: config_db.json as a semantic table / key / field diff
-(and an RFC 6902 patch), frr.conf and EOS configs as unified diffs with secrets masked, and the
-risk flags each device's changes raise (risks.py); RevisionDiff holds the whole comparison, which
-format.py lays out."""
+"""Two renders compared device by device, at a cost that follows what changed: files whose text is
+equal are skipped, config_db.json is compared as data (equal tables skipped whole), other files
+line by line with anchored matching (linediff.py). Each device's change is a set of edits
+(edits.py) with the risk flags they raise (risks.py); RevisionDiff holds the whole comparison,
+with the patterns and groups across devices (patterns.py) and the intent's own changes
+(intent_diff.py), which format.py lays out."""
 
 from __future__ import annotations
 
-import difflib
-import json
+import gc
+import multiprocessing as mp
+import os
+import re
+from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
-from netgen.diff.config_db import FieldChange, masked_patch, semantic_diff
-from netgen.diff.grouping import ChangeGroup, describe, group_changes, natural_key
-from netgen.diff.risks import RISKS, risks_of_fields, risks_of_lines
-from netgen.intent.secrets import redact
+import orjson
+
+from netgen.diff.edits import LINES, DeviceDiff, config_db_edits, generic_name, line_edits
+from netgen.diff.grouping import describe, device_ranges, natural_key
+from netgen.diff.intent_diff import IntentDiff
+from netgen.diff.patterns import (
+    ChangeGroup,
+    Pattern,
+    collect_patterns,
+    group_changes,
+    pattern_dict,
+    tier_counts,
+)
+from netgen.diff.risks import RISKS, SAYS, risks_of_lines, risks_of_shape
 from netgen.platforms.custom import PROVENANCE_FILE
 
-RenderedTree = dict[str, dict[str, str]]  # device -> file name -> content
-
-
-@dataclass
-class DeviceDiff:
-    device: str
-    kind: str  # added | removed | changed
-    files: dict[str, list[str]] = field(default_factory=dict)  # file -> diff lines
-    added: int = 0
-    removed: int = 0
-    risks: set[str] = field(default_factory=set)
-    patches: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # CONFIG_DB file -> RFC 6902 ops
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"device": self.device, "kind": self.kind, "added": self.added, "removed": self.removed,
-                "risks": sorted(self.risks), "files": self.files, "patches": self.patches}
-
-
-def _unified(name: str, old: str, new: str) -> list[str]:
-    """A unified diff, secrets masked (a local user's hash: a PR comment is no place for it)."""
-    return [redact(line.rstrip("\n")) for line in difflib.unified_diff(old.splitlines(True), new.splitlines(True),
-                                                                       f"a/{name}", f"b/{name}")]
+RenderedTree = dict[str, Mapping[str, str]]  # device -> file name -> content
 
 
 def _config_db(text: str) -> dict[str, Any] | None:
     """`text` as a CONFIG_DB document (tables of keys of fields), or None when it is not one (a
-    revision's output is not trusted to be well formed; such a file gets a plain unified diff)."""
+    revision's output is not trusted to be well formed; such a file is compared line by line)."""
     try:
-        data = json.loads(text or "{}")
-    except ValueError:
+        data = orjson.loads(text or "{}")
+    except orjson.JSONDecodeError:
         return None
-    if not isinstance(data, dict) or not all(
-            isinstance(table, dict) and all(isinstance(entry, dict) for entry in table.values())
-            for table in data.values()):
-        return None
-    return data
+    return data if _is_config_db(data) else None
 
 
-def _custom_rows(files: dict[str, str]) -> dict[str, str]:
+def _is_config_db(data: Any) -> bool:
+    return isinstance(data, dict) and all(
+        isinstance(table, dict) and all(isinstance(entry, dict) for entry in table.values())
+        for table in data.values())
+
+
+# A rendered config_db.json has each table on lines of its own, its name indented by two spaces:
+# cut there, the tables whose text is the same at both revisions need not be parsed at all, which
+# is most of the file for most changes. Any other layout is parsed whole. (A JSON string holds no
+# raw line break, so a line that starts with two spaces and a quote is a key; a layout that makes
+# it a deeper key leaves a cut that does not parse alone, and the file is then parsed whole.)
+_TABLE_NAME = re.compile(r'  "((?:[^"\\\n]|\\.)*)": ')
+
+
+def _table_texts(text: str) -> dict[str, str] | None:
+    """Each top-level table's text (`"NAME": {...}`), by name; None when `text` is not laid out so."""
+    body = text.rstrip()
+    if not body.startswith("{\n  \"") or not body.endswith("}"):
+        return None
+    starts = [2]
+    at = body.find('\n  "', 2)
+    while at >= 0:
+        starts.append(at + 1)
+        at = body.find('\n  "', at + 1)
+    tables: dict[str, str] = {}
+    for start, end in zip(starts, [*starts[1:], len(body) - 1], strict=True):
+        name = _TABLE_NAME.match(body, start)
+        if name is None or name.group(1) in tables:
+            return None
+        tables[name.group(1)] = body[start:end].rstrip().removesuffix(",")
+    return tables
+
+
+def _changed_tables(before: str, after: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The tables whose text differs, parsed at each side (a table on one side only: absent at the
+    other), or None when either file is not a CONFIG_DB document laid out by tables."""
+    old, new = _table_texts(before), _table_texts(after)
+    if old is None or new is None:
+        return None
+    sides: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
+    for name in old.keys() | new.keys():
+        if old.get(name) == new.get(name):
+            continue
+        for side, chunks in zip(sides, (old, new), strict=True):
+            if name not in chunks:
+                continue
+            try:
+                table = orjson.loads("{" + chunks[name] + "}")
+            except orjson.JSONDecodeError:
+                return None
+            if not isinstance(table, dict) or list(table) != [name] or not _is_config_db(table):
+                return None
+            side[name] = table[name]
+    return sides
+
+
+def _config_dbs(before: str, after: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """Two revisions of a JSON file as CONFIG_DB documents, as much of them as differs; None when
+    either is not one."""
+    tables = _changed_tables(before, after)
+    if tables is not None:
+        return tables
+    old, new = _config_db(before), _config_db(after)
+    return (old, new) if old is not None and new is not None else None
+
+
+def _custom_rows(files: Mapping[str, str]) -> dict[str, str]:
     """`TABLE|key.field` -> custom_config block name, from a SONiC device's custom-config.json."""
     try:
-        data = json.loads(files.get(PROVENANCE_FILE, "{}"))
-        rows = data.get("config_db", {}) if isinstance(data, dict) else {}
-    except ValueError:
+        data = orjson.loads(files.get(PROVENANCE_FILE, "{}"))
+    except orjson.JSONDecodeError:
         return {}
+    rows = data.get("config_db", {}) if isinstance(data, dict) else {}
     return {str(k): str(v) for k, v in rows.items()} if isinstance(rows, dict) else {}
 
 
-def _marked(change: FieldChange, line: str, origin: dict[str, str]) -> str:
-    """A CONFIG_DB change line, marked when a custom_config block (not netgen) wrote the field."""
-    fields = [change.field] if change.field else list((change.new or change.old or {}).keys())
-    names = sorted({origin[f"{change.table}|{change.key}.{name}"] for name in fields
-                    if f"{change.table}|{change.key}.{name}" in origin})
-    return line + (f"  [custom_config {', '.join(names)}]" if names else "")
-
-
-def diff_device(device: str, old: dict[str, str] | None, new: dict[str, str] | None) -> DeviceDiff | None:
+def diff_device(device: str, old: Mapping[str, str] | None, new: Mapping[str, str] | None) -> DeviceDiff | None:
+    """The device's change (None when none): for each file whose text differs, its edits."""
     kind = "added" if old is None else "removed" if new is None else "changed"
     result = DeviceDiff(device, kind)
     old, new = old or {}, new or {}
-    origin = {**_custom_rows(old), **_custom_rows(new)}
+    origin: dict[str, str] | None = None
     for name in sorted(old.keys() | new.keys()):
         before, after = old.get(name, ""), new.get(name, "")
         if before == after:
             continue
-        old_db = _config_db(before) if name.endswith(".json") else None
-        new_db = _config_db(after) if old_db is not None else None
-        if old_db is not None and new_db is not None:
-            # ports and keys in natural order (Ethernet44 before Ethernet448)
-            changes = sorted(semantic_diff(old_db, new_db), key=lambda c: (c.table, natural_key(c.key), c.field))
-            lines = [_marked(c, c.render(), origin) for c in changes]
-            result.patches[name] = masked_patch(old_db, new_db)
-            result.added += sum(1 for c in changes if c.kind != "remove")
-            result.removed += sum(1 for c in changes if c.kind != "add")
-            result.risks |= risks_of_fields(changes)
+        file = generic_name(device, name)
+        tables = _config_dbs(before, after) if name.endswith(".json") else None
+        if tables is not None:
+            old_db, new_db = tables
+            if origin is None:
+                origin = {**_custom_rows(old), **_custom_rows(new)}
+            result.edits.update(config_db_edits(file, old_db, new_db, origin))
         else:
-            lines = _unified(f"{device}/{name}", before, after)
-            body = [line for line in lines if line[:1] in "+-" and not line.startswith(("+++", "---"))]
-            result.added += sum(1 for line in body if line.startswith("+"))
-            result.removed += sum(1 for line in body if line.startswith("-"))
-            result.risks |= risks_of_lines(body)
-        result.files[name] = lines
+            result.edits.update(line_edits(device, file, before, after))
+    gone: list[str] = []
+    come: list[str] = []
+    for shape, instances in result.edits.items():
+        result.added += shape.added * len(instances)
+        result.removed += shape.removed * len(instances)
+        result.risks |= risks_of_shape(shape)
+        if shape.form == LINES:
+            gone += shape.old
+            come += shape.new
+    result.risks |= risks_of_lines(gone, come)
     if kind == "removed":
         result.risks.add("device-removed")
-    return result if result.files or kind != "changed" else None
+    return result if result.edits or kind != "changed" else None
 
 
 @dataclass
@@ -113,16 +166,26 @@ class RevisionDiff:
     zones: dict[str, int | None] = field(default_factory=dict)  # device -> zone (None: the ATSW layer)
     # devices rendered at each revision, of how many ({"base", "head", "of"}); None: both rendered whole
     rendered: dict[str, int] | None = None
+    intent: IntentDiff | None = None  # what changed in the files the fabric loads
+    _groups: list[ChangeGroup] | None = field(default=None, repr=False)
+    _patterns: list[Pattern] | None = field(default=None, repr=False)
 
     @property
     def changed(self) -> bool:
         return bool(self.devices)
 
     def groups(self) -> list[ChangeGroup]:
-        return group_changes(self.devices)
+        if self._groups is None:
+            self._groups = group_changes(self.devices)
+        return self._groups
+
+    def patterns(self) -> list[Pattern]:
+        if self._patterns is None:
+            self._patterns = collect_patterns(self.devices)
+        return self._patterns
 
     def label(self, group: ChangeGroup) -> str:
-        return describe(group, self.roles, self.zones)
+        return describe(group.devices, self.roles, self.zones)
 
     def per_tier(self) -> dict[str, dict[str, int]]:
         tiers: dict[str, dict[str, int]] = {}
@@ -133,45 +196,97 @@ class RevisionDiff:
             row["removed"] += d.removed
         return dict(sorted(tiers.items()))
 
-    def _reach(self, devices: list[str]) -> str:
+    def reach(self, devices: list[str]) -> str:
         """How many devices and which tiers: `on 1,692 device(s) (rtsw 1,536, ctsw 128, atsw 28)`."""
-        tiers: dict[str, int] = {}
-        for device in devices:
-            tier = self.roles.get(device, "unknown")
-            tiers[tier] = tiers.get(tier, 0) + 1
-        order = {tier: index for index, tier in enumerate(("rtsw", "ctsw", "atsw"))}
-        parts = ", ".join(f"{tier} {count:,}" for tier, count in sorted(tiers.items(),
-                                                                         key=lambda t: (order.get(t[0], 9), t[0])))
+        parts = ", ".join(f"{tier} {count:,}" for tier, count in tier_counts(devices, self.roles).items())
         return f"on {len(devices):,} device(s) ({parts})"
 
-    def risks(self) -> list[str]:
+    def risk_flags(self) -> list[dict[str, Any]]:
+        """Each flag raised: what it says, the devices it reaches by tier, and how many places
+        (keys, fields or config sections) change under it."""
+        places: dict[str, int] = {}
+        for pattern in self.patterns():
+            for flag in risks_of_shape(pattern.shape):
+                places[flag] = places.get(flag, 0) + pattern.count
         flags = []
-        for risk in RISKS:
-            hit = [d.device for d in self.devices if risk.flag in d.risks]
+        for flag in [*(risk.flag for risk in RISKS), "bgp-removed", "device-removed"]:
+            hit = [d.device for d in self.devices if flag in d.risks]
             if hit:
-                flags.append(f"{risk.says} change {self._reach(hit)}")
-        bgp = [d.device for d in self.devices if "bgp-removed" in d.risks]
-        if bgp:
-            flags.append(f"BGP sessions removed or changed {self._reach(bgp)}")
-        gone = [d.device for d in self.devices if d.kind == "removed"]
-        if gone:
-            flags.append(f"{len(gone)} device(s) removed: {', '.join(gone[:5])}")
+                flags.append({"flag": flag, "says": SAYS[flag], "devices": len(hit),
+                              "tiers": tier_counts(hit, self.roles), "places": places.get(flag),
+                              "device_names": device_ranges(hit)})
         return flags
 
+    def risks(self) -> list[str]:
+        """The flags as sentences: `MTU change on 1,692 device(s) (rtsw 1,536, ctsw 128, atsw 28):
+        52,736 places`."""
+        said = []
+        for flag in self.risk_flags():
+            hit = [d.device for d in self.devices if flag["flag"] in d.risks]
+            count = f": {flag['places']:,} place(s)" if flag["places"] else ""
+            if flag["flag"] == "device-removed":
+                said.append(f"{len(hit)} device(s) removed: {', '.join(hit[:5])}")
+            elif flag["flag"] == "bgp-removed":
+                said.append(f"BGP sessions removed or changed {self.reach(hit)}")
+            else:
+                said.append(f"{flag['says']} change {self.reach(hit)}{count}")
+        return said
+
     def as_dict(self) -> dict[str, Any]:
+        groups = self.groups()
+        index = {device: number for number, group in enumerate(groups) for device in group.devices}
         return {"base": self.base, "head": self.head, "fabric": self.fabric, "changed": self.changed,
-                "summary": self.per_tier(), "risks": self.risks(),
+                "summary": self.per_tier(), "risks": self.risks(), "risk_flags": self.risk_flags(),
+                "intent": self.intent.as_dict() if self.intent is not None else None,
+                "patterns": [pattern_dict(p, self.roles) for p in self.patterns()],
                 "groups": [{"devices": g.devices, "label": self.label(g), "kind": g.kind, "added": g.added,
-                            "removed": g.removed, "files": g.files} for g in self.groups()],
-                "devices": [d.as_dict() for d in self.devices], "rendered": self.rendered}
+                            "removed": g.removed, "risks": sorted(g.risks), "files": g.files()} for g in groups],
+                "devices": [{**d.as_dict(), "tier": self.roles.get(d.device, "unknown"),
+                             "zone": self.zones.get(d.device), "group": index[d.device]} for d in self.devices],
+                "rendered": self.rendered}
+
+
+# Devices are compared on two cores when there are many: the renders are done by then, and a
+# fabric-wide change makes every device's comparison cost something. The trees reach the forked
+# worker as they are in memory (module state set before the fork), only the results are pickled.
+PARALLEL_FROM = 256  # devices
+_trees: tuple[RenderedTree, RenderedTree] = ({}, {})
+
+
+def _diff_devices(names: list[str]) -> list[DeviceDiff]:
+    base, head = _trees
+    return [diff for name in names if (diff := diff_device(name, base.get(name), head.get(name))) is not None]
+
+
+def _diff_all(base: RenderedTree, head: RenderedTree, names: list[str]) -> list[DeviceDiff]:
+    """diff_device of every name, in order: half of them in a forked worker when there are many and
+    this machine has the cores (should the worker not run, that half here too)."""
+    global _trees  # noqa: PLW0603 (read by the forked worker, see above)
+    if len(names) < PARALLEL_FROM or (os.cpu_count() or 1) < 2 or "fork" not in mp.get_all_start_methods():
+        _trees = (base, head)
+        try:
+            return _diff_devices(names)
+        finally:
+            _trees = ({}, {})
+    _trees = (base, head)
+    gc.freeze()  # the worker's collections then leave the parent's objects (and their pages) alone
+    try:
+        with ProcessPoolExecutor(1, mp_context=mp.get_context("fork")) as pool:
+            theirs = pool.submit(_diff_devices, names[1::2])
+            mine = _diff_devices(names[0::2])
+            try:
+                other = theirs.result()
+            except (BrokenProcessPool, OSError):  # the worker could not run (killed, no memory)
+                other = _diff_devices(names[1::2])
+    finally:
+        gc.unfreeze()
+        _trees = ({}, {})
+    done = {diff.device: diff for diff in (*mine, *other)}
+    return [done[name] for name in names if name in done]
 
 
 def compare(base: RenderedTree, head: RenderedTree, base_name: str, head_name: str, fabric: str,
             roles: dict[str, str] | None = None, zones: dict[str, int | None] | None = None,
-            rendered: dict[str, int] | None = None) -> RevisionDiff:
-    devices = []
-    for name in sorted(base.keys() | head.keys(), key=natural_key):
-        diff = diff_device(name, base.get(name), head.get(name))
-        if diff is not None:
-            devices.append(diff)
-    return RevisionDiff(base_name, head_name, fabric, devices, roles or {}, zones or {}, rendered)
+            rendered: dict[str, int] | None = None, intent: IntentDiff | None = None) -> RevisionDiff:
+    devices = _diff_all(base, head, sorted(base.keys() | head.keys(), key=natural_key))
+    return RevisionDiff(base_name, head_name, fabric, devices, roles or {}, zones or {}, rendered, intent)

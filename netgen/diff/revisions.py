@@ -4,10 +4,12 @@ Each revision is rendered by *its own* netgen (code, templates, intent and catal
 in a subprocess with the revision's tree first on PYTHONPATH, so a template change, a view change
 and an intent change all show up exactly as they would be deployed. The working tree can stand in
 for the head revision. Where both revisions' netgen can key their devices, only the devices whose
-keys differ are rendered.
+keys differ are rendered; a change to a setting every switch carries (EVERY_DEVICE) renders both
+whole without keying them first.
 
-The revision's tree comes out of git through git_export.py; the renders are compared device by
-device in device_diff.py (risk flags: risks.py) and laid out by format.py.
+The revision's tree comes out of git through git_export.py; the intent's own changes are read from
+the two trees by intent_diff.py; the renders are compared device by device in device_diff.py (edits:
+edits.py, risk flags: risks.py, patterns and groups: patterns.py) and laid out by format.py.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ import site
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from netgen.diff.device_diff import RenderedTree, RevisionDiff, compare
 from netgen.diff.git_export import RevisionError, export_revision
+from netgen.diff.intent_diff import IntentDiff, intent_changes
 from netgen.intent import NetgenInputError, load_fabric
 from netgen.output.manifest import MARKER
 from netgen.topology import expand
@@ -75,12 +78,13 @@ class _Child:
     scratch: Path  # its HOME and TMPDIR, removed when it ends
 
 
-def _netgen(root: Path, *args: str, state: Path | None = None) -> _Child:
+def _netgen(root: Path, *args: str, state: Path | None = None, cache: Path | None = None) -> _Child:
     """`netgen ARGS` as the revision in `root` runs it, in a scrubbed environment (child_environment).
-    `state`: its XDG_STATE_HOME (default: under its fresh HOME)."""
+    `state`, `cache`: its XDG_STATE_HOME and XDG_CACHE_HOME (default: under its fresh HOME)."""
     scratch = Path(tempfile.mkdtemp(prefix="netgen-render-"))
     try:
         env = child_environment(root, scratch) | ({"XDG_STATE_HOME": str(state)} if state is not None else {})
+        env |= {"XDG_CACHE_HOME": str(cache)} if cache is not None else {}
         return _Child(subprocess.Popen([sys.executable, "-m", "netgen.cli", *args], stdout=subprocess.PIPE,
                                        stderr=subprocess.PIPE, text=True, cwd=root, stdin=subprocess.DEVNULL,
                                        env=env), scratch)
@@ -123,16 +127,45 @@ def render_tree(root: Path, fabric: str, out: Path) -> RenderedTree:
     return _rendered(_finish(_netgen(root, *_render_args(root, fabric, out), state=state)), root, fabric, out)
 
 
-def _rendered(done: subprocess.CompletedProcess[str], root: Path, fabric: str, out: Path) -> RenderedTree:
+class _Files(Mapping[str, str]):
+    """A rendered device's files, each read when first asked for: by whichever process compares the
+    device (device_diff compares on two cores), so that each file is read once, by one of them."""
+
+    def __init__(self, folder: Path, names: list[str], why: str) -> None:
+        self._folder, self._names, self._why = folder, names, why
+        self._texts: dict[str, str] = {}
+
+    def __getitem__(self, name: str) -> str:
+        if name not in self._texts:
+            if name not in self._names:
+                raise KeyError(name)
+            try:
+                self._texts[name] = (self._folder / name).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise RevisionError(f"{self._why}: {exc}") from exc
+        return self._texts[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+def _rendered(done: subprocess.CompletedProcess[str], root: Path, fabric: str, out: Path,
+              *, lazy: bool = False) -> RenderedTree:
+    """What the revision's netgen rendered into `out`: each device's files, read now, or when
+    compared (`lazy`: `out` must then stay until the comparison is done)."""
     if done.returncode != 0:
         raise RevisionError(f"rendering {fabric} at {root} failed (exit {done.returncode}): {_why(done)}")
+    why = f"rendering {fabric} at {root}: cannot read what it rendered"
     tree: RenderedTree = {}
     try:  # what the revision's code wrote: real directories and files only, never followed out
         for folder in sorted(p for p in out.iterdir() if p.is_dir() and not p.is_symlink()):
-            tree[folder.name] = {f.name: f.read_text(encoding="utf-8") for f in sorted(folder.iterdir())
-                                 if f.is_file() and not f.is_symlink()}
+            files = _Files(folder, sorted(f.name for f in folder.iterdir() if f.is_file() and not f.is_symlink()), why)
+            tree[folder.name] = files if lazy else dict(files)
     except (OSError, UnicodeDecodeError) as exc:
-        raise RevisionError(f"rendering {fabric} at {root}: cannot read what it rendered: {exc}") from exc
+        raise RevisionError(f"{why}: {exc}") from exc
     return tree
 
 
@@ -218,28 +251,72 @@ def _planned_trees(base_root: Path, head_root: Path, fabric: str,
                    work: Path) -> tuple[RenderedTree, RenderedTree, RenderPlan, RenderPlan, dict[str, int]] | None:
     """Both revisions keyed side by side (one process each, both cores), then only the devices whose
     keys differ rendered side by side. None: a revision's netgen cannot key (see _plan)."""
-    keying = [_netgen(root, "render", str(root / fabric), "--keys-only") for root in (base_root, head_root)]
+    roots = (base_root, head_root)
+    keying = [_netgen(root, "render", str(root / fabric), "--keys-only", cache=_cache(work, root, base_root))
+              for root in roots]
     plans = [_plan(done) for done in _finish_all(keying)]
     base_plan, head_plan = plans
     if base_plan is None or head_plan is None:
         return None
     base_names, head_names = changed_devices(base_plan, head_plan)
     outs = (work / "base-out", work / "head-out")
-    rendering = [_netgen(root, *_render_args(root, fabric, out, names))
-                 for root, out, names in zip((base_root, head_root), outs, (base_names, head_names), strict=True)
-                 if names]
+    rendering = [_netgen(root, *_render_args(root, fabric, out, names), cache=_cache(work, root, base_root))
+                 for root, out, names in zip(roots, outs, (base_names, head_names), strict=True) if names]
     done = _finish_all(rendering)
     trees: list[RenderedTree] = []
-    for root, out, names in zip((base_root, head_root), outs, (base_names, head_names), strict=True):
-        trees.append(_rendered(done.pop(0), root, fabric, out) if names else {})
+    for root, out, names in zip(roots, outs, (base_names, head_names), strict=True):
+        trees.append(_rendered(done.pop(0), root, fabric, out, lazy=True) if names else {})
     rendered = {"base": len(base_names), "head": len(head_names),
                 "of": len(base_plan.keys.keys() | head_plan.keys.keys())}
     return trees[0], trees[1], base_plan, head_plan, rendered
 
 
+# Settings of the fabric file that every switch's config carries (its ports' MTU, its QoS maps, its
+# BGP sessions and AS numbers, its ECMP hash): a change to one changes every device's render key, so
+# keying the revisions first would only add its cost, and both are rendered whole straight away.
+EVERY_DEVICE = ("mtu", "qos.lossless", "qos.cts", "qos.classes", "qos.default_traffic_class", "bgp",
+                "asn.ctsw_base", "asn.rtsw_base", "asn.rtsw_zone_stride", "hashing.mode", "hashing.udp_dst_port",
+                "hashing.payload_bytes")
+
+
+def reaches_every_device(intent: IntentDiff) -> bool:
+    """Whether the fabric file changes a setting every switch carries (EVERY_DEVICE)."""
+    fabric_file = intent.files[0] if intent.files else None
+    return any(change.file == fabric_file and any(change.path == setting or change.path.startswith((
+        f"{setting}.", f"{setting}[")) for setting in EVERY_DEVICE) for change in intent.changes)
+
+
+def _whole_trees(base_root: Path, head_root: Path, fabric: str, work: Path) -> tuple[
+        RenderedTree, RenderedTree, dict[str, int], tuple[dict[str, str], dict[str, int | None]]]:
+    """Both revisions rendered whole, side by side (one process each with its workers, both cores);
+    the head's devices placed (placement_of) meanwhile."""
+    roots, outs = (base_root, head_root), (work / "base-out", work / "head-out")
+    rendering = [_netgen(root, *_render_args(root, fabric, out), cache=_cache(work, root, base_root))
+                 for root, out in zip(roots, outs, strict=True)]
+    try:
+        placement = placement_of(head_root, fabric)
+    except BaseException:
+        for child in rendering:
+            child.process.kill()
+        _finish_all(rendering)
+        raise
+    done = _finish_all(rendering)
+    old, new = (_rendered(finished, root, fabric, out, lazy=True)
+                for finished, root, out in zip(done, roots, outs, strict=True))
+    return old, new, {"base": len(old), "head": len(new), "of": len(old.keys() | new.keys())}, placement
+
+
+def _cache(work: Path, root: Path, base_root: Path) -> Path:
+    """A revision's own cache directory (XDG_CACHE_HOME), for its keying and its render: what one
+    computes (the ECMP what-if draws, compiled templates) the other reads. Never the other
+    revision's: a revision's code is not trusted with what the other renders from."""
+    return work / ("cache-base" if root == base_root else "cache-head")
+
+
 def diff_revisions(repo: Path, fabric: str, base: str, head: str | None) -> RevisionDiff:
-    """Render `fabric` at `base` and at `head` (None: the working tree) and compare. Where both
-    revisions' netgen can key their devices, only the devices whose keys differ are rendered."""
+    """Render `fabric` at `base` and at `head` (None: the working tree) and compare, with what
+    changed in the intent. Where both revisions' netgen can key their devices, only the devices whose
+    keys differ are rendered; a change to a setting every switch carries renders both whole."""
     with tempfile.TemporaryDirectory(prefix="netgen-diff-") as folder:
         work = Path(folder)
         base_root = work / "base"
@@ -252,13 +329,17 @@ def diff_revisions(repo: Path, fabric: str, base: str, head: str | None) -> Revi
             head_root.mkdir()
             head_id = export_revision(repo, head, head_root)
         base_name, head_name = f"{base} ({base_id[:12]})", head_id if head is None else f"{head} ({head_id[:12]})"
+        intent = intent_changes(repo, base_root, head_root, fabric, base_id, None if head is None else head_id)
+        if reaches_every_device(intent):
+            old, new, rendered, (roles, zones) = _whole_trees(base_root, head_root, fabric, work)
+            return compare(old, new, base_name, head_name, fabric, roles, zones, rendered, intent)
         planned = _planned_trees(base_root, head_root, fabric, work)
         if planned is not None:
             old, new, base_plan, head_plan, rendered = planned
             return compare(old, new, base_name, head_name, fabric, base_plan.tiers | head_plan.tiers,
-                           base_plan.zones | head_plan.zones, rendered)
+                           base_plan.zones | head_plan.zones, rendered, intent)
         old = render_tree(base_root, fabric, work / "base-out")
         roles, zones = placement_of(base_root, fabric)
         new = _render_head(head_root, fabric, work)
         head_roles, head_zones = placement_of(head_root, fabric)
-    return compare(old, new, base_name, head_name, fabric, roles | head_roles, zones | head_zones)
+    return compare(old, new, base_name, head_name, fabric, roles | head_roles, zones | head_zones, intent=intent)

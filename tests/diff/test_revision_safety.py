@@ -344,4 +344,4 @@ def test_extraction_does_not_rely_on_the_rules_alone(tmp_path, place, monkeypatc
 def test_a_malformed_config_db_from_a_revision_gets_a_plain_diff(rendered):
     result = device_diff.diff_device("dev1", {"config_db.json": '{"PORT": {}}'}, {"config_db.json": rendered})
     assert result is not None
-    assert result.files["config_db.json"][:2] == ["--- a/dev1/config_db.json", "+++ b/dev1/config_db.json"]
+    assert result.files["config_db.json"] == ["@@", '-{"PORT": {}}', f"+{rendered}"]  # lines, not fields

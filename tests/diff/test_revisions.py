@@ -12,8 +12,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pydantic import BaseModel
 
 from netgen.diff.git_export import RevisionError, _safe_members
+from netgen.diff.revisions import EVERY_DEVICE
+from netgen.intent.fabric import Fabric
 from tests.conftest import ROOT, run_cli
 
 pytestmark = pytest.mark.render
@@ -91,8 +94,9 @@ def test_a_dscp_change_shows_the_same_field_on_every_device_and_flags_qos(repo):
     code, report = netgen_diff(repo, "--base", "base", "--head", "dscp24")
     assert code == 0  # no --exit-code
     assert len(report["devices"]) == 18
-    assert report["risks"][0] == ("PFC, queue, buffer or DSCP map settings change on 18 device(s)"
-                                  " (rtsw 8, ctsw 8, atsw 2)")
+    # issue 33: QoS maps, PFC and buffers are flags of their own, each with the places it reaches
+    assert report["risks"] == ["QoS maps and scheduling (DSCP, traffic class, queue, DWRR) change on 18 device(s)"
+                               " (rtsw 8, ctsw 8, atsw 2): 36 place(s)"]
     for device in report["devices"]:
         if "config_db.json" in device["files"]:
             assert device["files"]["config_db.json"] == ["~ DSCP_TO_TC_MAP|AZURE.24: 0 -> 3",
@@ -129,6 +133,9 @@ def test_a_fabric_wide_change_is_flagged_with_its_reach_by_tier(repo, tag, chang
     flags = {risk.split(" change ")[0] for risk in report["risks"]}
     if tag == "mtu9000":
         assert flags == {"MTU"}, report["risks"]  # nothing else is said to change
+        # every switch carries the MTU: both revisions rendered whole, without keying them first
+        assert report["rendered"] == {"base": 18, "head": 18, "of": 18}
+        assert [(c["path"], c["old"], c["new"]) for c in report["intent"]["changes"]] == [("mtu", "9100", "9000")]
 
 
 def test_changes_from_a_custom_block_are_marked_with_its_name(repo):
@@ -172,11 +179,29 @@ def test_markdown_is_a_pull_request_comment(repo):
                      "--format", "markdown")
     text = result.stdout
     assert result.exit_code == 0
-    assert text.startswith("### netgen: 18 device(s) change")
-    assert "| tier | devices changed |" in text and "> **Risk:** PFC, queue, buffer or DSCP map" in text
+    assert text.startswith("### netgen: 18 device(s) change (rtsw 8, ctsw 8, atsw 2)")
+    assert "**What changed in the intent**" in text and "| `inventory/small/fabric.yaml:" in text
+    assert "> **Risk:** QoS maps and scheduling (DSCP, traffic class, queue, DWRR) change on 18" in text
     # one folded block per distinct change: the SONiC RTSWs' DSCP_TO_TC_MAP, every EOS switch's `qos map`
     assert text.count("<details>") == 2 and len(text) < 65536
     assert "<details><summary>14 devices (8 ctsw in zones 1-2, 4 rtsw in zone 2, 2 atsw): changed" in text
+
+
+def test_the_markdown_comment_and_the_whole_json_come_from_one_run(repo, tmp_path):
+    """--json-file: what a CI artifact keeps beside the folded comment, the --json document itself;
+    a link at FILE is refused (exit 2, naming it), never written through."""
+    commit_change(repo, "dscp24c", lambda d: d["qos"]["lossless"].update(dscp=[24]))
+    args = ("diff", FABRIC, "--repo", str(repo), "--base", "base", "--head", "dscp24c")
+    saved = tmp_path / "diff.json"
+    result = run_cli(*args, "--format", "markdown", "--json-file", str(saved))
+    assert result.exit_code == 0 and result.stdout.startswith("### netgen: 18 device(s) change")
+    assert json.loads(saved.read_text()) == json.loads(run_cli(*args, "--json").stdout)
+    target = tmp_path / "elsewhere"
+    target.write_text("kept\n")
+    (tmp_path / "link.json").symlink_to(target)
+    refused = run_cli(*args, "--json-file", str(tmp_path / "link.json"))
+    assert refused.exit_code == 2 and "link.json" in refused.stderr and "symbolic link" in refused.stderr
+    assert target.read_text() == "kept\n"
 
 
 def test_a_two_line_qos_change_reads_in_one_screen(repo):
@@ -202,9 +227,11 @@ def test_a_two_line_qos_change_reads_in_one_screen(repo):
     assert text.count("-      bandwidth percent 50") == 4  # two queues, two EOS groups: each shown once
     _, report = netgen_diff(repo, "--base", "base", "--head", "weights")
     assert [len(g["devices"]) for g in report["groups"]] == [10, 4, 4]
-    patch = next(d for d in report["devices"] if d["device"] == "z01-rtsw001")["patches"]["config_db.json"]
-    assert patch == [{"op": "replace", "path": "/SCHEDULER/scheduler.best-effort/weight", "value": "40"},
-                     {"op": "replace", "path": "/SCHEDULER/scheduler.roce/weight", "value": "60"}]
+    # issue 33: a device's change is its edits (an RFC 6902 patch per device was most of a 54 MB
+    # document for a fabric-wide change); `config apply-patch` patches come from deploy, not diff
+    files = next(d for d in report["devices"] if d["device"] == "z01-rtsw001")["files"]
+    assert files == {"config_db.json": ["~ SCHEDULER|scheduler.best-effort.weight: 50 -> 40",
+                                        "~ SCHEDULER|scheduler.roce.weight: 50 -> 60"]}
 
 
 def test_bad_revision_is_exit_2(repo):
@@ -291,7 +318,9 @@ def test_only_the_devices_whose_keys_differ_are_rendered_and_the_diff_is_a_full_
         export_revision(repo, ref, tmp_path / ref)
         whole[ref] = render_tree(tmp_path / ref, FABRIC, tmp_path / f"{ref}-out")
     full = compare(whole["base"], whole["ntp-zone2-plan"], "b", "h", FABRIC).as_dict()
-    assert doc["devices"] == full["devices"]
+    placed = ("tier", "zone")  # the keying's placement; compare() alone has none
+    assert [{k: v for k, v in d.items() if k not in placed} for d in doc["devices"]] == [
+        {k: v for k, v in d.items() if k not in placed} for d in full["devices"]]
 
 
 def test_a_base_whose_netgen_cannot_key_is_rendered_whole(repo):
@@ -325,3 +354,17 @@ def test_changed_devices(base, head, rendered_base, rendered_head):
         return RenderPlan(keys, dict.fromkeys(keys, "rtsw"), dict.fromkeys(keys, 1))
 
     assert changed_devices(plan(base), plan(head)) == (rendered_base, rendered_head)
+
+
+def test_every_setting_that_reaches_every_device_is_a_field_of_the_fabric_file() -> None:
+    """EVERY_DEVICE names fabric-file settings by their YAML path; one renamed in the intent model
+    would silently stop matching (the diff would stay right, only slower), so each must resolve."""
+    def annotation_model(annotation: object) -> type[BaseModel] | None:
+        candidates = [annotation, *getattr(annotation, "__args__", ())]
+        return next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
+
+    for setting in EVERY_DEVICE:
+        model: type[BaseModel] | None = Fabric
+        for part in setting.split("."):
+            assert model is not None and part in model.model_fields, f"{setting}: no field {part!r}"
+            model = annotation_model(model.model_fields[part].annotation)

@@ -31,6 +31,7 @@ def test_the_diff_runs_the_pull_requests_code_without_secrets_or_write_access():
     assert checkout["with"]["persist-credentials"] is False
     run = "\n".join(s.get("run", "") for s in job["steps"])
     assert 'netgen diff "$FABRIC"' in run and "gh pr comment" not in run
+    assert "--json-file netgen-diff/diff.json" in run  # the folded comment's full detail, in the artifact
     assert any(s.get("uses", "").startswith("actions/upload-artifact@") for s in job["steps"])
 
 

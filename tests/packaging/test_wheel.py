@@ -129,4 +129,5 @@ def test_diff_of_a_fabric_repository_that_holds_no_netgen(venv, tmp_path):
     done = _netgen(venv, tmp_path, "diff", "small/fabric.yaml", "--base", "HEAD", "--repo", str(repo))
     assert done.returncode == 0, done.stderr
     assert "18 device(s) change" in done.stdout
-    assert "RISK: PFC, queue, buffer or DSCP map settings change" in done.stdout
+    assert "small/fabric.yaml:60  qos.lossless.weight: 50 -> 60" in done.stdout
+    assert "RISK: QoS maps and scheduling (DSCP, traffic class, queue, DWRR) change on 18 device(s)" in done.stdout
