@@ -57,12 +57,13 @@ from netgen.deploy.change import (
 from netgen.deploy.driver import DriverError, check_change_id
 from netgen.deploy.inventory import load_deploy
 from netgen.deploy.journal import JournalView
-from netgen.deploy.pipeline import DeviceOutcome, RolloutReport, Status, select
+from netgen.deploy.pipeline import DeviceOutcome, RolloutReport, Status
 from netgen.deploy.recover import recovered
 from netgen.deploy.target import DeployTarget, TargetError, prepare_target
 from netgen.intent import NetgenInputError
 from netgen.platforms.base import RenderError
 from netgen.safe_text import without_controls
+from netgen.topology.selection import select
 
 DIFF_LINES_SHOWN = 40
 

@@ -31,7 +31,8 @@ from netgen.intent.loader import load_fabric, resolve_fabric_path
 from netgen.intent.secrets import SecretError, fill_files
 from netgen.lab import containerlab, netns
 from netgen.lab.adapters import lab_inputs
-from netgen.lab.backend import BuildReport, LabBackend, LabError, check_lab_name, load_backends
+from netgen.lab.backend import BuildReport, LabBackend, LabError, check_lab_name
+from netgen.lab.backends import BACKENDS
 from netgen.lab.plan import LabPlan, LabSliceError, SliceRequest
 from netgen.lab.site import write_site
 from netgen.lab.verify import DRILL_MODES, NOT_EXERCISED, LabResult, check_lldp, routing_state, verify, wait_for
@@ -74,7 +75,7 @@ def lab() -> None:
 
 def _attach(name: str) -> LabBackend:
     check_lab_name(name)
-    for factory in load_backends().values():
+    for factory in BACKENDS.values():
         backend = factory(name)
         if backend.exists():
             return backend
@@ -101,7 +102,7 @@ def _session_tick(update: Callable[[str, int, int], None], plan: LabPlan) -> Cal
 @fabric_argument
 @name_option
 @slice_options
-@click.option("--backend", "backend_kind", type=click.Choice(["netns", "containerlab"]), default="netns",
+@click.option("--backend", "backend_kind", type=click.Choice(sorted(BACKENDS)), default="netns",
               show_default=True, help="Where the nodes run.")
 @click.option("--timeout", type=float, default=180.0, show_default=True,
               help="Seconds to wait for every session and every RTSW's full ECMP.")
@@ -114,7 +115,7 @@ def up(fabric: str, name: str, zone: int | None, racks: int | None, ctsw: int | 
        accept_edited: bool, backend_kind: str, timeout: float, ssh: bool, as_json: bool) -> None:
     """Build a lab from FABRIC (or a slice of it) and wait until it converges."""
     plan, files, edited = _fabric_slice(fabric, name, zone, racks, ctsw, configs, accept_edited, as_json)
-    backend = load_backends()[backend_kind](name)
+    backend = BACKENDS[backend_kind](name)
     report, results, seconds = _build(backend, plan, files, timeout, name, as_json)
     access = _start_ssh(backend, plan, files, Path(fabric), as_json) if ssh else None
     payload = _up_payload(name, backend, plan, report, results, seconds, access, edited)

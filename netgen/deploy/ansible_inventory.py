@@ -104,8 +104,8 @@ def fabric_inventory(fabric: str | Path, limit: str | None = None) -> tuple[Path
     collection's netgen.fabric.netgen) and `netgen ansible-inventory`. Raises NetgenInputError
     (the fabric or deploy.yaml) or TargetError (design errors, a --limit that matches nothing)."""
     from netgen.deploy.inventory import load_deploy  # noqa: PLC0415
-    from netgen.deploy.pipeline import select  # noqa: PLC0415
     from netgen.deploy.target import TargetError, load_context  # noqa: PLC0415  (target imports this module's users)
+    from netgen.topology.selection import select  # noqa: PLC0415
 
     loaded, ctx = load_context(fabric)
     deploy = load_deploy(loaded.source.parent)

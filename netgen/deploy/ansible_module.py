@@ -33,7 +33,8 @@ from netgen.deploy.change import (
 )
 from netgen.deploy.driver import DriverError, check_change_id
 from netgen.deploy.inventory import Credentials, DeviceAccess, make_nornir, nornir_inventory
-from netgen.deploy.pipeline import GOOD, DeployOptions, DeviceOutcome, Status, run_rollout
+from netgen.deploy.options import DeployOptions
+from netgen.deploy.pipeline import GOOD, DeviceOutcome, Status, run_rollout
 from netgen.deploy.rollout import Batch
 from netgen.deploy.target import DeployTarget, TargetError, load_context, prepare_target
 from netgen.intent import NetgenInputError

@@ -33,7 +33,8 @@ from typing import Any
 from netgen.deploy.ansible_inventory import ansible_inventory, yaml_inventory
 from netgen.deploy.ansible_module import RESULT_KEY
 from netgen.deploy.inventory import KEY_ENV, PASSWORD_ENV, USERNAME_ENV, RolloutPolicy
-from netgen.deploy.pipeline import GOOD, DeployOptions, DeviceOutcome, RolloutReport, Status
+from netgen.deploy.options import DeployOptions
+from netgen.deploy.pipeline import GOOD, DeviceOutcome, RolloutReport, Status
 from netgen.deploy.rollout import Batch
 from netgen.deploy.target import DeployTarget
 from netgen.platforms.base import RenderInputError

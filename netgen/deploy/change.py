@@ -25,10 +25,12 @@ from netgen.deploy.connect import nornir_for
 from netgen.deploy.driver import DriverError, check_change_id
 from netgen.deploy.inventory import RolloutPolicy
 from netgen.deploy.journal import Journal, JournalError, JournalView, default_path, read
-from netgen.deploy.pipeline import DeployOptions, ProgressHook, RolloutReport, check_timeouts, run_rollout, select
+from netgen.deploy.options import DeployOptions
+from netgen.deploy.pipeline import ProgressHook, RolloutReport, check_timeouts, run_rollout
 from netgen.deploy.recover import recover_change, recovered
 from netgen.deploy.rollout import Batch, plan_batches, violations
 from netgen.deploy.target import DeployTarget
+from netgen.topology.selection import select
 
 DEFAULT_POST_CHECK_TIMEOUT_S = 60.0
 

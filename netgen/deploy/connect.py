@@ -15,10 +15,10 @@ from nornir.core.task import Task
 
 from netgen.deploy.driver import Driver, driver_factory
 from netgen.deploy.inventory import make_nornir, nornir_inventory
+from netgen.deploy.options import DeployOptions
 from netgen.topology.model import Device
 
-if TYPE_CHECKING:  # the pipeline (and through it the target) imports this module: they are only named here
-    from netgen.deploy.pipeline import DeployOptions
+if TYPE_CHECKING:  # only named here: a target is built from the fabric and deploy.yaml, never connected to
     from netgen.deploy.target import DeployTarget
 
 CONNECTION = "netmiko"  # the Nornir connection plugin every driver speaks through

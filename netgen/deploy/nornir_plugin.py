@@ -29,8 +29,8 @@ from nornir.core.inventory import Inventory
 
 from netgen.deploy.inventory import USERNAME_ENV, Credentials, CredentialsError, load_credentials, load_deploy
 from netgen.deploy.inventory import nornir_inventory as netgen_nornir_inventory
-from netgen.deploy.pipeline import select
 from netgen.deploy.target import TargetError, load_context
+from netgen.topology.selection import select
 
 PLUGIN = "NetgenInventory"
 # nornir_inventory wants credentials; without any, the hosts are built with these and their

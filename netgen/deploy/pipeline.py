@@ -51,15 +51,13 @@ from netgen.deploy.driver import (
     Driver,
     DriverError,
     Readback,
-    default_ownership,
 )
-from netgen.deploy.journal import ROLLOUT, Journal, State
-from netgen.deploy.ownership import Ownership
+from netgen.deploy.journal import ROLLOUT, State
+from netgen.deploy.options import DeployOptions
 from netgen.deploy.rollout import Batch
 from netgen.platforms.base import renderers
 from netgen.platforms.routing import bgp_plan
 from netgen.topology.model import Device
-from netgen.topology.selection import select  # --limit: the one device matcher (also --device)
 
 
 class Status(StrEnum):
@@ -131,21 +129,6 @@ def check_timeouts(confirm_timeout_s: float, post_check_timeout_s: float, *, con
                 f" plus {CONFIRM_MARGIN_S} s for the confirm: the device would roll back while the checks still run;"
                 f" give at least {post_check_timeout_s + CONFIRM_MARGIN_S:g} s")
     return None
-
-
-@dataclass(frozen=True)
-class DeployOptions:
-    change_id: str
-    dry_run: bool = False
-    confirm_timeout_s: int = 300
-    post_check_timeout_s: float = 60.0
-    max_failures: int = 0
-    command_timeout_s: float = 120.0  # one command; a dropped session shows up as this timeout
-    journal: Journal | None = None  # None: not journaled (dry runs need none)
-    ownership: Mapping[str, Ownership] = field(default_factory=dict)  # per NOS; absent: the driver's default
-
-    def ownership_of(self, nos: str) -> Ownership:
-        return self.ownership.get(nos) or default_ownership(nos)
 
 
 def lldp_plan(ctx: DesignContext, device: Device) -> dict[str, PlannedNeighbor]:
@@ -546,5 +529,5 @@ def run_rollout(nr: Nornir, ctx: DesignContext, batches: list[Batch], files: Map
     return report
 
 
-__all__ = ["DeployOptions", "DeviceOutcome", "Outcome", "ProgressHook", "RolloutReport", "Status", "check_timeouts",
-           "deploy_one", "run_rollout", "select", "settle"]
+__all__ = ["DeviceOutcome", "Outcome", "ProgressHook", "RolloutReport", "Status", "check_timeouts",
+           "deploy_one", "run_rollout", "settle"]

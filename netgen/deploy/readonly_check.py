@@ -12,7 +12,8 @@ from nornir.core.task import Result, Task
 
 from netgen.deploy.checks import CheckResult, Outcome
 from netgen.deploy.connect import connect_driver, disconnect, nornir_for
-from netgen.deploy.pipeline import DeployOptions, post_checks
+from netgen.deploy.options import DeployOptions
+from netgen.deploy.pipeline import post_checks
 from netgen.deploy.target import DeployTarget
 from netgen.platforms.routing import bgp_plan
 

@@ -20,7 +20,8 @@ from netgen.context import DesignContext
 from netgen.deploy.connect import connect_driver, disconnect
 from netgen.deploy.driver import HOLDS_NEW, HOLDS_OLD, Driver
 from netgen.deploy.journal import Journal, JournalView, State
-from netgen.deploy.pipeline import GOOD, DeployOptions, DeviceOutcome, ProgressHook, RolloutReport, Status, settle
+from netgen.deploy.options import DeployOptions
+from netgen.deploy.pipeline import GOOD, DeviceOutcome, ProgressHook, RolloutReport, Status, settle
 
 
 def recover_device(driver: Driver, options: DeployOptions, outcome: DeviceOutcome, before: str,

@@ -26,12 +26,11 @@ from netgen.deploy.inventory import (
     load_sot,
 )
 from netgen.deploy.ownership import Ownership, resolve
-from netgen.deploy.pipeline import select
 from netgen.intent import LoadedFabric
 from netgen.intent.secrets import SecretError, fill_files
 from netgen.platforms.base import RenderError, RenderInputError
 from netgen.platforms.output_dir import RenderDirError, render_or_read
-from netgen.topology.selection import did_you_mean, terms_of
+from netgen.topology.selection import did_you_mean, select, terms_of
 
 
 class TargetError(Exception):

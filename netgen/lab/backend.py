@@ -141,19 +141,20 @@ class LabBackend(Protocol):
     def destroy(self) -> DestroyReport: ...
 
 
-BACKENDS: dict[str, Callable[[str], LabBackend]] = {}
+class NamespaceLab(Protocol):
+    """A lab whose routers run in network namespaces on this host (the netns backend): what SSH
+    management (endpoints.py) reads of it."""
 
+    lab: str
+    dir: Path
 
-def register_backend(kind: str, factory: Callable[[str], LabBackend]) -> None:
-    BACKENDS[kind] = factory
+    def namespace(self, node: str) -> str: ...
 
+    def lldp_socket(self, node: str) -> Path: ...
 
-def load_backends() -> dict[str, Callable[[str], LabBackend]]:
-    """Import the built-in backends (each registers itself) and return the registry."""
-    import netgen.lab.containerlab  # noqa: PLC0415  (registration side effect)
-    import netgen.lab.netns  # noqa: F401, PLC0415
+    def state(self) -> dict[str, Any]: ...
 
-    return BACKENDS
+    def plan(self) -> LabPlan: ...
 
 
 class StatefulBackend:

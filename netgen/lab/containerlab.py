@@ -118,7 +118,6 @@ from netgen.lab.backend import (
     lab_root,
     list_states,
     parse_lldp_keyvalue,
-    register_backend,
     run_command,
 )
 from netgen.lab.plan import LabNode, LabPlan
@@ -720,4 +719,3 @@ def list_clab_labs() -> list[dict[str, Any]]:
     return list_states(STATE_FILE)
 
 
-register_backend(ContainerlabBackend.kind, ContainerlabBackend)

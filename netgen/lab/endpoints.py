@@ -56,8 +56,7 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 
 import netgen
-from netgen.lab.backend import LabError, lab_root, must, process_alive, run_command, stop_processes
-from netgen.lab.netns import NetnsBackend
+from netgen.lab.backend import LabError, NamespaceLab, lab_root, must, process_alive, run_command, stop_processes
 from netgen.registry import NOS
 
 MGMT_STATE = "management.json"
@@ -178,15 +177,15 @@ def prerequisites() -> list[str]:
     return missing
 
 
-def _state_path(backend: NetnsBackend) -> Path:
+def _state_path(backend: NamespaceLab) -> Path:
     return backend.dir / MGMT_STATE
 
 
-def _mgmt_dir(backend: NetnsBackend) -> Path:
+def _mgmt_dir(backend: NamespaceLab) -> Path:
     return backend.dir / MGMT_DIR
 
 
-def _alias(backend: NetnsBackend) -> str:
+def _alias(backend: NamespaceLab) -> str:
     return f"netgen-mgmt:{backend.dir}"
 
 
@@ -335,7 +334,7 @@ def _passthrough(shim_hooks: Path | None, shims: Iterable[LabShim] = ()) -> list
     return sorted(tops)
 
 
-def node_shim_dir(backend: NetnsBackend, node: str) -> Path:
+def node_shim_dir(backend: NamespaceLab, node: str) -> Path:
     """The host directory a node with a CLI stand-in sees as the stand-in's `etc` (SONiC: /etc/sonic)."""
     return _mgmt_dir(backend) / "nodes" / node / "shim"
 
@@ -343,7 +342,7 @@ def node_shim_dir(backend: NetnsBackend, node: str) -> Path:
 # --- start ------------------------------------------------------------------------------------------------
 
 
-def _pick_subnet(backend: NetnsBackend, size: int) -> ipaddress.IPv4Network:
+def _pick_subnet(backend: NamespaceLab, size: int) -> ipaddress.IPv4Network:
     """A /24 of 198.18.0.0/15 that no host address, route or other lab's management uses."""
     used: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
     for entry in json.loads(_run(["ip", "-j", "-4", "addr", "show"]).stdout or "[]"):
@@ -404,14 +403,14 @@ def _listening(pid: int, address: str, port: int) -> bool:
     return any(line.split()[1] == local and line.split()[3] == "0A" for line in lines)
 
 
-def _zebra(backend: NetnsBackend, node: str) -> int:
+def _zebra(backend: NamespaceLab, node: str) -> int:
     pids = backend.state()["pids"].get(node)
     if not pids or not process_alive(int(pids["zebra"])):
         raise LabError(f"{node}: no running FRR (zebra) to enter; management needs a router node of a running lab")
     return int(pids["zebra"])
 
 
-def start_management(backend: NetnsBackend, nodes: Sequence[str] | None = None, *,
+def start_management(backend: NamespaceLab, nodes: Sequence[str] | None = None, *,
                      subnet: str | None = None, authorized_keys: str | None = None,
                      files: Mapping[str, Mapping[str, str]] | None = None,
                      shim_hooks: Path | None = None, timeout: float = START_TIMEOUT_S) -> dict[str, Endpoint]:
@@ -578,7 +577,7 @@ def _wait_listening(mgmt: Path, state: Mapping[str, Any], timeout: float) -> Non
         time.sleep(0.02)
 
 
-def endpoints(backend: NetnsBackend) -> dict[str, Endpoint]:
+def endpoints(backend: NamespaceLab) -> dict[str, Endpoint]:
     """The endpoints of a lab whose management is up (read back from its state file)."""
     state = _load(_state_path(backend))
     if not state or state.get("status") != "up":
@@ -597,7 +596,7 @@ def _our_sshd(pid: int, marker: bytes) -> bool:
     return _exe(pid) == str(SSHD) and marker in _cmdline(pid)
 
 
-def stop_management(backend: NetnsBackend) -> ManagementReport:
+def stop_management(backend: NamespaceLab) -> ManagementReport:
     """Remove everything start_management created, in this order: SSH sessions (the per-connection
     sshd processes and whatever runs under them), the sshd listeners, the node mounts, the host
     veths and the bridge, unused host directories it created, its files. Safe to call again, with

@@ -38,10 +38,10 @@ from netgen.lab.backend import (
     must,
     parse_lldp_keyvalue,
     process_alive,
-    register_backend,
     run_command,
     stop_processes,
 )
+from netgen.lab.endpoints import stop_management
 from netgen.lab.plan import LabNode, LabPlan
 
 FRR_DIR = Path("/usr/lib/frr")
@@ -401,8 +401,6 @@ class NetnsBackend(StatefulBackend):
             raise LabError(f"no lab named {self.lab!r} (no {self.state_path})")
         # SSH management (netgen/lab/endpoints.py) goes first: its bridge and mounts live outside
         # the namespaces, and its record lives in the lab directory removed below.
-        from netgen.lab.endpoints import stop_management  # noqa: PLC0415  (endpoints imports this module)
-
         stop_management(self)
         present = existing_namespaces()
         ours = [ns for ns in state["namespaces"] if ns in present]
@@ -461,4 +459,3 @@ def list_labs() -> list[dict[str, Any]]:
     return list_states(STATE_FILE)
 
 
-register_backend(NetnsBackend.kind, NetnsBackend)

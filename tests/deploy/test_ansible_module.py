@@ -37,7 +37,8 @@ from netgen.deploy.ansible_rollout import (
     extravars,
 )
 from netgen.deploy.inventory import Credentials, RolloutPolicy, device_access, load_deploy
-from netgen.deploy.pipeline import DeployOptions, DeviceOutcome, RolloutReport, Status
+from netgen.deploy.options import DeployOptions
+from netgen.deploy.pipeline import DeviceOutcome, RolloutReport, Status
 from netgen.deploy.rollout import Batch
 from netgen.deploy.target import DeployTarget, TargetError, load_context, prepare_target
 from tests.conftest import ROOT, SMALL, findings_of, topology_of

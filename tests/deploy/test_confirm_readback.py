@@ -11,7 +11,8 @@ import pytest
 from netgen.deploy.driver import DriverError
 from netgen.deploy.journal import Journal
 from netgen.deploy.journal import read as read_journal
-from netgen.deploy.pipeline import LOST_ANSWER_READS, DeployOptions, RolloutReport, Status, deploy_one
+from netgen.deploy.options import DeployOptions
+from netgen.deploy.pipeline import LOST_ANSWER_READS, RolloutReport, Status, deploy_one
 from netgen.deploy.recover import recover_device, recovered
 from tests.deploy.test_pipeline import CTX, FakeDriver, FakeSwitch, _outcome
 

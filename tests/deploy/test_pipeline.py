@@ -20,11 +20,13 @@ from netgen.deploy.driver import DriverError, Readback, StagedChange
 from netgen.deploy.inventory import Credentials, DeployFile, RolloutPolicy, make_nornir, nornir_inventory
 from netgen.deploy.journal import Journal
 from netgen.deploy.journal import read as read_journal
-from netgen.deploy.pipeline import DeployOptions, DeviceOutcome, Status, check_timeouts, deploy_one, run_rollout, select
+from netgen.deploy.options import DeployOptions
+from netgen.deploy.pipeline import DeviceOutcome, Status, check_timeouts, deploy_one, run_rollout
 from netgen.deploy.rollout import plan_batches
 from netgen.intent import load_fabric
 from netgen.platforms.routing import bgp_plan
 from netgen.topology import expand
+from netgen.topology.selection import select
 from tests.conftest import SMALL
 from tests.support.nos import bundles_with
 
