@@ -212,8 +212,8 @@ def _selected(ctx: DesignContext, devices: Sequence[str]) -> list[str]:
 
 
 def render(fabric: str | Path | LoadedFabric, output: Path | None, *, devices: Sequence[str] = (),
-           reuse: bool = True, kept_to_exit: bool = False, checking: Checking = contextlib.nullcontext,
-           progress: Progress = no_progress) -> RenderOutcome:
+           reuse: bool = True, verify: bool = False, kept_to_exit: bool = False,
+           checking: Checking = contextlib.nullcontext, progress: Progress = no_progress) -> RenderOutcome:
     """Render every device's configuration (or `devices`'), check each against what its NOS accepts,
     and write them into `output`, replaced whole and atomically.
 
@@ -227,6 +227,12 @@ def render(fabric: str | Path | LoadedFabric, output: Path | None, *, devices: S
         output: The output directory (DIR/<device>/<file>); None: render and check, write nothing.
         devices: Names, globs or role:/zone: tokens (as `netgen render --device`); empty: every device.
         reuse: Keep the files of devices whose render key is the one `output` was written with.
+        verify: Read and hash every file `output`'s manifest lists before replacing it or keeping
+            any of it. Otherwise a file whose inode, size and mtime are those the (authenticated)
+            manifest recorded when netgen wrote it, not within 2 s of the manifest's seal, is taken
+            as unchanged without being read, as git and rsync do: an edit in place that keeps the
+            size and puts the mtime back goes unseen. A deploy never relies on that: it reads and
+            checks every file it pushes.
         kept_to_exit: As for `check`.
         checking: As for `check`.
         progress: A progress display, advanced once per device rendered.
@@ -245,10 +251,11 @@ def render(fabric: str | Path | LoadedFabric, output: Path | None, *, devices: S
     from netgen.platforms.render import render_fabric  # noqa: PLC0415
 
     loaded = load(fabric) if isinstance(fabric, (str, Path)) else fabric
-    key, cached = _render_cache(loaded, output, devices, reuse)
+    key, cached = _render_cache(loaded, output, devices, reuse, verify)
     if cached is not None:
         return cached
-    ahead = None if output is None else InspectionAhead.start(output)  # DIR's first look, taken during the checks
+    # DIR's first look, taken during the checks
+    ahead = None if output is None else InspectionAhead.start(output, verify=verify)
     try:
         checked = check(loaded, kept_to_exit=kept_to_exit, checking=checking)
         if checked.errors:
@@ -257,7 +264,8 @@ def render(fabric: str | Path | LoadedFabric, output: Path | None, *, devices: S
         _read_hashes(loaded)
         with progress(len(chosen or checked.ctx.topology.devices), "rendering") as advance:
             result = render_fabric(checked.ctx, output, chosen or None, progress=lambda _device: advance(),
-                                   reuse=reuse, whole=None if key is None else (key, checked.warnings), ahead=ahead)
+                                   reuse=reuse, whole=None if key is None else (key, checked.warnings), ahead=ahead,
+                                   verify=verify)
         return RenderOutcome(result, checked.warnings, checked.findings)
     finally:
         if ahead is not None:
@@ -265,7 +273,7 @@ def render(fabric: str | Path | LoadedFabric, output: Path | None, *, devices: S
 
 
 def _render_cache(loaded: LoadedFabric, output: Path | None, devices: Sequence[str],
-                  reuse: bool) -> tuple[str | None, RenderOutcome | None]:
+                  reuse: bool, verify: bool) -> tuple[str | None, RenderOutcome | None]:
     """The fabric's key for a render of every device into `output` (None: a render of some devices,
     or nothing written), and that render when `output` holds it already and may be `reuse`d."""
     from netgen.platforms.render import unchanged_render  # noqa: PLC0415
@@ -273,7 +281,7 @@ def _render_cache(loaded: LoadedFabric, output: Path | None, devices: Sequence[s
     if output is None or devices:
         return None, None
     key = _whole_render_key(loaded)
-    same = unchanged_render(output, key) if reuse and key is not None else None
+    same = unchanged_render(output, key, verify=verify) if reuse and key is not None else None
     return key, None if same is None else RenderOutcome(same[0], same[1], unchanged=True)
 
 

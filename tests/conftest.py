@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from click.testing import CliRunner, Result
 from netgen.checks import DesignContext, Finding, run_checks
 from netgen.cli import cli
 from netgen.intent import load_fabric
+from netgen.output.manifest import MARKER
 from netgen.topology import Topology, expand
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,6 +88,22 @@ def write_fabric(tmp_path: Path) -> FabricWriter:
 def run_cli(*args: str) -> Result:
     """Run netgen in-process. catch_exceptions stays on so a leaked exception shows as a failure."""
     return CliRunner().invoke(cli, list(args), catch_exceptions=True)
+
+
+def render_tree(out: Path) -> dict[str, Any]:
+    """Every file of a render directory by its path in it, as two renders of the same files share
+    them: the files' bytes, and the manifest parsed, without what netgen saw of each file when it
+    sealed the manifest (its inode and mtime, the seal) and so without its MAC."""
+    tree: dict[str, Any] = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    if MARKER in tree:
+        doc = json.loads(tree[MARKER])
+        doc.pop("mac", None)
+        doc.pop("sealed_ns", None)
+        for entry in doc.get("files", {}).values():
+            entry.pop("inode", None)
+            entry.pop("mtime_ns", None)
+        tree[MARKER] = doc
+    return tree
 
 
 def topology_of(path: Path) -> Topology:

@@ -214,12 +214,18 @@ def _busiest(pools: list[dict[str, Any]]) -> list[dict[str, Any]]:
 @click.option("--check", is_flag=True, help="Render and check against the NOS models, write nothing.")
 @click.option("--no-reuse", is_flag=True,
               help="Render every device, even those whose inputs are unchanged since DIR was written.")
+@click.option("--verify", is_flag=True,
+              help="Read and hash every file DIR's manifest lists before replacing DIR or keeping any of it."
+                   " Without it, a file whose inode, size and mtime are those the manifest recorded (not within"
+                   " 2 s of when it was written) is taken as unchanged unread, as git and rsync do: an edit that"
+                   " keeps the size and puts the mtime back is missed. `netgen deploy` always reads and checks"
+                   " what it pushes.")
 @click.option("--keys-only", is_flag=True,
               help="Print each device's render key, tier and zone as JSON and write nothing"
                    " (`netgen diff` renders only the devices whose keys differ between revisions).")
 @json_option
 def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bool, no_reuse: bool,
-           keys_only: bool, as_json: bool) -> None:
+           verify: bool, keys_only: bool, as_json: bool) -> None:
     """Render device configs (SONiC: config_db.json + frr.conf) and check each against what its NOS
     accepts (SONiC: typed models of the YANG tables). Nothing is written on any error. A device whose
     inputs, netgen and templates are those DIR was written with keeps its files (see --no-reuse)."""
@@ -231,7 +237,7 @@ def render(fabric: str, output: Path | None, devices: tuple[str, ...], check: bo
     if keys_only:
         _print_keys(fabric, devices)
     with _render_failures(as_json):
-        outcome = api.render(fabric, None if check else output, devices=devices, reuse=not no_reuse,
+        outcome = api.render(fabric, None if check else output, devices=devices, reuse=not no_reuse, verify=verify,
                              kept_to_exit=True, checking=common.checking, progress=progress)
     if outcome.result is None:
         _not_rendered(outcome.findings, outcome.warnings, as_json)

@@ -1,7 +1,8 @@
 """What an output directory holds, and whether netgen may replace it: DIR must be new, empty, or
-an earlier render that holds nothing but the files its manifest lists, unchanged; nothing is
-followed through a symbolic link. Every refusal, and every OS failure, is an OutputDirError naming
-the path (as the user knows it) and the reason."""
+an earlier render that holds nothing but the files its manifest lists, unchanged (each read and
+hashed, or, without --verify, vouched for by the inode, size and mtime an authenticated manifest
+recorded: Marker.vouches_for); nothing is followed through a symbolic link. Every refusal, and
+every OS failure, is an OutputDirError naming the path (as the user knows it) and the reason."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from netgen.output.manifest import LEGACY_FILES, MARKER, MARKER_LIMIT, Manifest, Marker, parse_marker
+from netgen.output.manifest import LEGACY_FILES, MARKER, MARKER_LIMIT, RACY_NS, Marker, parse_marker
 
 NAMED = 10  # paths named in a refusal; the rest are counted
 STAGE_TAG = 32  # characters of DIR's name in the staging names (which must stay under NAME_MAX)
@@ -77,11 +78,12 @@ def _unchanged(path: str, size: int, digest: str) -> bool:
 @dataclass
 class Survey:
     """What one inspection of DIR verified: each listed file's (inode, size, mtime) when its digest
-    matched, and when the inspection began. A later inspection in the same render (the look at DIR
-    before the swap) takes a file whose inode, size and mtime are still the ones verified and reads
-    only the others. A file last modified within RACY_NS before the first inspection began is read
-    again anyway: a write after that look could fall in the same tick of the file system's clock
-    and leave the mtime as it was."""
+    matched or the manifest vouched for it (Marker.vouches_for), and when the inspection began. A
+    later inspection in the same render (the look at DIR before the swap) takes a file whose inode,
+    size and mtime are still the ones verified and reads only the others. A file last modified
+    within RACY_NS (manifest.py) before the first inspection began is read again anyway: a write
+    after that look could fall in the same tick of the file system's clock and leave the mtime as
+    it was."""
 
     began_ns: int = field(default_factory=time.time_ns)
     files: dict[str, tuple[int, int, int]] = field(default_factory=dict)
@@ -92,14 +94,15 @@ class Survey:
                 and st.st_mtime_ns < self.began_ns - RACY_NS)
 
 
-RACY_NS = 2_000_000_000
-
-
-def _not_written(folder: Path, manifest: Manifest | None, survey: Survey | None = None,
-                 verified: Survey | None = None) -> list[str]:
+def _not_written(folder: Path, marker: Marker | None, survey: Survey | None = None,
+                 verified: Survey | None = None, verify: bool = False) -> list[str]:
     """Every path in folder (relative, sorted) that netgen render did not write, or that changed since.
-    `survey`: where to note each file found unchanged; `verified`: an earlier survey of this render."""
+    A listed file is read and hashed unless an earlier survey of this render (`verified`) or, but
+    with `verify`, the manifest (Marker.vouches_for: its inode, size and mtime as netgen saw them
+    when it sealed the manifest) vouches for it. `survey`: where to note each file found unchanged."""
     found: list[str] = []
+    manifest = marker.files if marker is not None else None
+    vouching = marker if marker is not None and not verify else None
     devices = {name.split("/")[0] for name in manifest} if manifest is not None else None
     with os.scandir(folder) as top:
         entries = sorted(top, key=lambda e: e.name)
@@ -133,6 +136,7 @@ def _not_written(folder: Path, manifest: Manifest | None, survey: Survey | None 
             else:
                 st = item.stat(follow_symlinks=False)
                 if not ((verified is not None and verified.vouches_for(name, st))
+                        or (vouching is not None and vouching.vouches_for(name, st))
                         or _unchanged(item.path, *manifest[name])):
                     found.append(f"{name} (changed since netgen wrote it)")
                 elif survey is not None:
@@ -141,10 +145,10 @@ def _not_written(folder: Path, manifest: Manifest | None, survey: Survey | None 
 
 
 def inspect_dir(folder: Path, shown: Path, survey: Survey | None = None,
-             verified: Survey | None = None) -> os.stat_result | None:
+             verified: Survey | None = None, *, verify: bool = False) -> os.stat_result | None:
     """folder's lstat (None: it does not exist) if netgen may replace it; else OutputDirError.
     Messages name `shown`, the path the user gave (folder may be DIR moved aside for the swap).
-    `survey`, `verified`: as _not_written."""
+    `survey`, `verified`, `verify`: as _not_written."""
     st = lstat_or_none(folder)
     if st is None:
         return None
@@ -162,7 +166,7 @@ def inspect_dir(folder: Path, shown: Path, survey: Survey | None = None,
     marker = read_marker(folder, shown)
     if survey is not None:
         survey.marker = marker
-    found = _not_written(folder, None if marker is None else marker.files, survey, verified)
+    found = _not_written(folder, marker, survey, verified, verify)
     if found:
         raise OutputDirError(f"{shown} holds {len(found)} path(s) netgen render did not write: {named(found)};"
                              f" replacing {shown} would delete them: move them out of it, or choose another"
@@ -204,21 +208,23 @@ def check_output_dir(output: Path) -> None:
         raise os_failure(exc, output) from None
 
 
-def check_replaceable(output: Path, survey: Survey | None = None) -> os.stat_result | None:
+def check_replaceable(output: Path, survey: Survey | None = None, *, verify: bool = False) -> os.stat_result | None:
+    """DIR's first look (inspect_dir); `verify`: hash every listed file, whatever the manifest recorded."""
     if not output.name:
         raise OutputDirError(f"{output}: a file system root cannot be an output directory", output)
-    st = inspect_dir(output, output, survey)
+    st = inspect_dir(output, output, survey, verify=verify)
     if st is not None and st.st_dev != os.stat(output.parent).st_dev:
         raise OutputDirError(f"{output} is a mount point, which cannot be swapped by a rename: give a directory"
                              " inside it", output)
     return st
 
 
-def recorded_whole_render(output: Path, key: str) -> Marker | None:
+def recorded_whole_render(output: Path, key: str, *, verify: bool = False) -> Marker | None:
     """DIR's manifest when DIR already holds a render of every device whose fabric key is `key`
     (netgen/platforms/render.py: unchanged_render): written by a whole render with that key, each
-    listed file there and unchanged, nothing else in it. DIR is inspected as a render inspects it,
-    and refused as a render refuses it (OutputDirError). None: it does not hold that render."""
+    listed file there and unchanged, nothing else in it. DIR is inspected as a render inspects it
+    (`verify`: every listed file hashed), and refused as a render refuses it (OutputDirError).
+    None: it does not hold that render."""
     path = output_path(output)
     survey = Survey()
     try:  # the manifest first: DIR is read whole only when it was written with this key
@@ -228,7 +234,7 @@ def recorded_whole_render(output: Path, key: str) -> Marker | None:
         marker = read_marker(path, path)
         if marker is None or not marker.trusted or marker.whole is None or marker.whole.key != key:
             return None
-        check_replaceable(path, survey)
+        check_replaceable(path, survey, verify=verify)
     except OSError as exc:
         raise os_failure(exc, path) from None
     if set(marker.files) - set(survey.files):

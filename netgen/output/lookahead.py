@@ -1,4 +1,5 @@
-"""DIR's first look, taken ahead: a forked child reads and hashes DIR (inspection.py) and stages
+"""DIR's first look, taken ahead: a forked child looks at DIR (inspection.py: every listed file
+read and hashed, but those the manifest vouches for by their inode, size and mtime) and stages
 the devices it holds while the render's process expands and checks the fabric, then hands that look
 to the render's stage (staging.py)."""
 
@@ -54,7 +55,7 @@ def _prestage(output: Path, staging: Path, survey: Survey) -> frozenset[str]:
 
 
 class InspectionAhead:
-    """The first look at DIR (check_replaceable: every listed file read and hashed) taken by a
+    """The first look at DIR (check_replaceable; `verify`: every listed file read and hashed) taken by a
     forked child while this process expands and checks the fabric, then handed to the render's
     stage as its own first look (the swap's second look still checks DIR again).
     When DIR holds a render, the child also builds the new DIR's staging directory ahead: a
@@ -71,7 +72,7 @@ class InspectionAhead:
         self.output, self._pid, self._fd, self._staging = output, pid, fd, staging
 
     @classmethod
-    def start(cls, output: Path) -> InspectionAhead | None:
+    def start(cls, output: Path, *, verify: bool = False) -> InspectionAhead | None:
         if not hasattr(os, "fork"):
             return None
         path = output_path(output)
@@ -95,7 +96,7 @@ class InspectionAhead:
             try:
                 os.close(read)
                 survey = Survey()
-                before = check_replaceable(path, survey)
+                before = check_replaceable(path, survey, verify=verify)
                 prestaged = _prestage(path, staging, survey) if staging is not None else frozenset()
                 answer = pickle.dumps(_Look(before, survey, staging, prestaged), protocol=5)
                 with os.fdopen(write, "wb") as pipe:

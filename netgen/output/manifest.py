@@ -1,11 +1,13 @@
 """The manifest of a render directory (DIR/.netgen-render): every file netgen wrote there with its
-size and SHA-256, each device's render key and zone inputs, and what a render of every device
+size and SHA-256 and what netgen saw of it when it sealed the manifest (its inode and mtime, and
+when it looked: Seen), each device's render key and zone inputs, and what a render of every device
 recorded (its fabric key); parsed as netgen reads it back, and written as the bytes its MAC covers
 (manifest_mac.py)."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +16,10 @@ from netgen.output.manifest_mac import distrust, sealed
 
 MARKER = ".netgen-render"  # the manifest of an output directory: netgen may replace what it lists
 # 3 adds "mac" (the manifest authenticated), 2 "devices" (each device's render key); 1 and 2 are
-# still read, as unauthenticated manifests
+# still read, as unauthenticated manifests. A format-3 manifest may also hold what netgen saw of
+# its files ("sealed_ns", and each file's "inode" and "mtime_ns"): optional fields, so the format
+# stays 3 (a netgen that does not know them reads the manifest as before, and hashes every file),
+# and a manifest without them has its files hashed.
 MANIFEST_FORMAT = 3
 READABLE_FORMATS = (1, 2, 3)
 LEGACY_MARKER = b"rendered by netgen"  # the plain-text marker of netgen before the manifest
@@ -22,6 +27,23 @@ LEGACY_FILES = ("config_db.json", "frr.conf")  # what those wrote per device, be
 MARKER_LIMIT = 64 << 20  # bytes; a manifest of 100k files is ~15 MB
 
 Manifest = dict[str, tuple[int, str]]  # "device/file" -> (bytes, sha256)
+# A file whose mtime is not older than the seal by this much is read even when its inode, size and
+# mtime are the recorded ones (git's racy-timestamp rule): an edit right after netgen looked at it
+# can fall in the same tick of the file system's clock and leave its mtime as it was. 2 s is the
+# coarsest tick of a file system netgen may write to (FAT and SMB shares backed by it keep mtimes
+# in 2 s steps); it is also Survey's margin (inspection.py). A network file system whose server's
+# clock lags this machine's by more than that weakens the rule, as it weakens git's.
+RACY_NS = 2_000_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """What netgen saw of the files a manifest lists when it sealed it: each file's inode and mtime
+    (its lstat just before the manifest was written; "device/file" -> (inode, mtime_ns)), and the
+    time it began looking (taken before the first lstat)."""
+
+    files: dict[str, tuple[int, int]]
+    sealed_ns: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,10 +71,29 @@ class Marker:
     whole: WholeRender | None
     data: bytes  # as read
     distrust: str = ""  # why its MAC does not vouch for it ("": it does; manifest_mac.distrust)
+    seen: Seen | None = None  # None: a manifest that recorded no stat (its files are read)
 
     @property
     def trusted(self) -> bool:
         return not self.distrust
+
+    def vouches_for(self, name: str, st: os.stat_result) -> bool:
+        """Whether the listed file `name`, whose lstat is `st`, is taken as the file netgen listed
+        without reading it: the manifest's MAC verifies, the file has the inode, size and mtime
+        netgen saw when it sealed the manifest, that mtime is older than the seal by more than
+        RACY_NS, and the file is this user's (the MAC's key is: a file of another account's, e.g. a
+        group member's with write access to DIR, who may have been given a freed inode's number
+        and set its mtime, is read). As git and rsync trust a file's stat, this misses an edit in place that keeps the
+        size and puts the mtime back (`netgen render --verify` reads every file); it decides only
+        whether DIR may be replaced and what it keeps, never what a deploy pushes (output_dir.py
+        reads and hashes every file it pushes)."""
+        seen = self.seen
+        if seen is None or self.distrust:
+            return False
+        recorded = seen.files.get(name)
+        return (recorded is not None and recorded == (st.st_ino, st.st_mtime_ns)
+                and st.st_size == self.files[name][0] and recorded[1] < seen.sealed_ns - RACY_NS
+                and st.st_uid == os.geteuid())
 
 
 def _whole_render(entry: object) -> WholeRender | None:
@@ -81,6 +122,7 @@ def parse_marker(data: bytes) -> Marker | None:
                 or not isinstance(doc.get("files"), dict) or not isinstance(doc.get("devices", {}), dict)):
             raise ValueError(f"not a format {' or '.join(map(str, READABLE_FORMATS))} manifest")
         manifest: Manifest = {}
+        stats: dict[str, tuple[int, int]] = {}
         for name, entry in doc["files"].items():
             parts = name.split("/")
             if len(parts) != 2 or any(p in ("", ".", "..") for p in parts) or not isinstance(entry, dict):
@@ -89,6 +131,14 @@ def parse_marker(data: bytes) -> Marker | None:
             if type(size) is not int or not isinstance(digest, str) or len(digest) != 64:
                 raise ValueError(f"bad entry {name!r}")
             manifest[name] = (size, digest)
+            inode, mtime = entry.get("inode"), entry.get("mtime_ns")
+            if inode is not None or mtime is not None:
+                if type(inode) is not int or type(mtime) is not int:
+                    raise ValueError(f"bad entry {name!r}")
+                stats[name] = (inode, mtime)
+        sealed_ns = doc.get("sealed_ns")
+        if sealed_ns is not None and type(sealed_ns) is not int:
+            raise ValueError("bad sealed_ns")
         keys: dict[str, str] = {}
         inputs: dict[str, str] = {}
         for device, entry in doc.get("devices", {}).items():
@@ -103,23 +153,40 @@ def parse_marker(data: bytes) -> Marker | None:
         whole = _whole_render(doc.get("fabric"))
     except UnicodeDecodeError as exc:
         raise ValueError(str(exc)) from None
-    return Marker(manifest, keys, inputs, whole, data, distrust(data, doc))
+    seen = Seen(stats, sealed_ns) if sealed_ns is not None else None
+    return Marker(manifest, keys, inputs, whole, data, distrust(data, doc), seen)
 
 
 def manifest_bytes(entries: Mapping[str, tuple[int, str]], keys: Mapping[str, str],
-              whole: WholeRender | None = None, inputs: Mapping[str, str] | None = None) -> bytes:
-    files = {name: {"bytes": size, "sha256": digest} for name, (size, digest) in sorted(entries.items())}
+              whole: WholeRender | None = None, inputs: Mapping[str, str] | None = None,
+              seen: Seen | None = None) -> bytes:
+    """The manifest of `entries` ("device/file" -> (bytes, sha256)), with what netgen saw of them
+    when it sealed it (`seen`; a file it did not see is read at the next look)."""
+    stats = seen.files if seen is not None else {}
+    files = {name: _file_entry(size, digest, stats.get(name)) for name, (size, digest) in sorted(entries.items())}
     doc: dict[str, Any] = {
         "written_by": "netgen render",
         "note": "`netgen render -o` replaces this directory whole, and refuses while it holds anything"
                 " not listed here (or a listed file changed); a device whose render key is unchanged"
                 " keeps its files, when the mac (HMAC-SHA256 of every byte after it, with a key of the"
-                " user who rendered, kept outside this directory) verifies",
+                " user who rendered, kept outside this directory) verifies. A listed file whose inode, size"
+                " and mtime are the ones recorded here, its mtime older than sealed_ns by 2 s, is taken as"
+                " unchanged without being read (`netgen render --verify` reads every file; `netgen deploy`"
+                " always reads and checks what it pushes)",
         "format": MANIFEST_FORMAT, "files": files,
         "devices": {device: _device_entry(key, (inputs or {}).get(device)) for device, key in sorted(keys.items())}}
+    if seen is not None:
+        doc["sealed_ns"] = seen.sealed_ns
     if whole is not None:
         doc["fabric"] = whole.as_dict()
     return seal_manifest(doc)
+
+
+def _file_entry(size: int, digest: str, stat: tuple[int, int] | None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"bytes": size, "sha256": digest}
+    if stat is not None:
+        entry["inode"], entry["mtime_ns"] = stat
+    return entry
 
 
 def seal_manifest(doc: Mapping[str, Any]) -> bytes:

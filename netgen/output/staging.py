@@ -5,7 +5,9 @@ written again.
 
 The new DIR keeps the old one's mode and owner (as far as the OS lets us); a new DIR gets the
 default mode of the umask. When every device of DIR is kept, DIR's files already are the new ones:
-only its manifest is renamed over (or left, if it is the same). Every OS failure is an
+only its manifest is renamed over (or left, if it is the same). The manifest records what netgen
+saw of each file as it sealed it (_seen), so that the next render's first look can take a file it
+finds the same without reading it (manifest.py: Marker.vouches_for). Every OS failure is an
 OutputDirError naming the path and the OS reason, and leaves everything as it was.
 """
 
@@ -16,6 +18,7 @@ import errno
 import os
 import shutil
 import stat
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -42,7 +45,7 @@ from netgen.output.inspection import (
     output_path,
 )
 from netgen.output.lookahead import InspectionAhead
-from netgen.output.manifest import MARKER, Manifest, Marker, WholeRender, manifest_bytes
+from netgen.output.manifest import MARKER, Manifest, Marker, Seen, WholeRender, manifest_bytes
 from netgen.output.manifest_mac import manifest_key
 from netgen.platforms.base import RenderedFile, RenderError
 
@@ -52,8 +55,9 @@ class Stage:
     Use as a context manager: on any failure the staging directory goes, and an OSError becomes an
     OutputDirError naming the path as the user knows it."""
 
-    def __init__(self, output: Path, ahead: InspectionAhead | None = None) -> None:
+    def __init__(self, output: Path, ahead: InspectionAhead | None = None, *, verify: bool = False) -> None:
         self.output = output_path(output)
+        self.verify = verify  # every look at DIR hashes every listed file, whatever the manifest recorded
         self.dir: Path | None = None
         self.made: list[Path] = []
         self.entries: dict[str, tuple[int, str]] = {}  # "device/file" -> (bytes, sha256)
@@ -68,7 +72,7 @@ class Stage:
                 self.before, self.survey = looked.before, looked.survey
                 self.dir, self.prestaged = looked.staging, looked.prestaged
             else:
-                self.before = check_replaceable(self.output, self.survey)
+                self.before = check_replaceable(self.output, self.survey, verify=self.verify)
             self.made = make_parents(self.output.parent)
             if self.dir is None:
                 self.dir = beside(self.output, "new")
@@ -169,8 +173,11 @@ class Stage:
         old = self._previous(devices)
         if len(old) != len(marker.files):
             return False
+        seen = _seen(self.output, old)  # before the look: what it verifies is what was seen
+        if marker.seen is not None and marker.seen.files == seen.files:
+            seen = marker.seen  # the files as the manifest saw them: its seal stands, the manifest may stay
         self._look_again()
-        data = manifest_bytes(old, keys, whole, inputs)
+        data = manifest_bytes(old, keys, whole, inputs, seen)
         if marker.data != data:
             assert self.before is not None
             write_new(self.dir / MARKER, data)
@@ -185,7 +192,7 @@ class Stage:
         """DIR inspected again, in place: refused if anything was added or changed since the first
         look, and an error if a listed file went away meanwhile."""
         again = Survey()
-        inspect_dir(self.output, self.output, again, verified=self.survey)
+        inspect_dir(self.output, self.output, again, verified=self.survey, verify=self.verify)
         gone = sorted(set(self.survey.files) - set(again.files))
         if gone:
             raise OutputDirError(f"{self.output}: {named(gone)} went away while netgen rendered; run the render"
@@ -199,7 +206,9 @@ class Stage:
         mode = stat.S_IMODE(before.st_mode) if before is not None else umask_mode()
         if before is None:  # keep the set-group-ID bit a new directory inherits from its parent
             mode |= stat.S_IMODE(os.lstat(staging).st_mode) & stat.S_ISGID
-        write_new(staging / MARKER, manifest_bytes(self.entries, keys, whole, inputs))
+        # what netgen sees of the files is recorded before the swap's look at the old DIR, which
+        # verifies the kept files (links to DIR's) as they were seen
+        write_new(staging / MARKER, manifest_bytes(self.entries, keys, whole, inputs, _seen(staging, self.entries)))
         if before is not None:
             written = [staging / MARKER, *(staging / d for d in {n.split("/", 1)[0] for n in self.entries}),
                        *(staging / n for n in self.entries)]
@@ -207,7 +216,7 @@ class Stage:
         os.chmod(staging, mode)
         old = self.survey.marker
         _swap(staging, self.output, replacing=before is not None, verified=self.survey,
-              devices=0 if old is None else len(old.keys) or len(old.files))
+              devices=0 if old is None else len(old.keys) or len(old.files), verify=self.verify)
         return len(self.entries), sum(size for size, _ in self.entries.values())
 
 
@@ -230,7 +239,29 @@ def write_atomically(rendered: dict[str, list[RenderedFile]], output: Path, keys
         return stage.finish(keys or {})
 
 
-def _swap(staging: Path, output: Path, replacing: bool, verified: Survey | None = None, devices: int = 0) -> None:
+def _seen(folder: Path, entries: Mapping[str, tuple[int, str]]) -> Seen:
+    """What netgen sees of the files it is about to list, in `folder` (the staging directory, or DIR
+    when only the manifest is replaced): each one's inode and mtime (lstat; its ctime is not kept:
+    linking a kept file into the staging directory, or giving it DIR's owner, changes it), and the
+    seal, the time taken before the first lstat, so that every mtime compares with a seal no later
+    than its lstat (manifest.RACY_NS). A file whose size is not the listed one, or that is gone, is
+    not recorded: the next look reads it. A file of the render's own is seen as written, in its
+    private staging directory; a kept one is a link to DIR's, which the look that follows (the
+    swap's, or updated_in_place's) verifies as seen here."""
+    sealed_ns = time.time_ns()
+    files: dict[str, tuple[int, int]] = {}
+    for name, (size, _) in entries.items():
+        try:
+            st = os.lstat(folder / name)
+        except FileNotFoundError:  # gone: the look that follows says so
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_size == size:
+            files[name] = (st.st_ino, st.st_mtime_ns)
+    return Seen(files, sealed_ns)
+
+
+def _swap(staging: Path, output: Path, replacing: bool, verified: Survey | None = None, devices: int = 0,
+          verify: bool = False) -> None:
     """staging becomes output; the old output (`devices` directories) goes (remove_tree). A DIR
     that was not there at the first look but is now (another render into the same new folder
     finished first, and swapped its complete DIR in) is replaced as any earlier render is: looked
@@ -250,7 +281,7 @@ def _swap(staging: Path, output: Path, replacing: bool, verified: Survey | None 
         try:
             # DIR is out of everyone's reach now: check again what it held when it moved, since
             # files may have been added while the new one was written.
-            inspect_dir(old, output, verified=verified)
+            inspect_dir(old, output, verified=verified, verify=verify)
             os.rename(staging, output)
         except BaseException:
             _put_back(old, output)

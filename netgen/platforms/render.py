@@ -227,18 +227,20 @@ def _stop_idle_workers(before: set[multiprocessing.process.BaseProcess]) -> None
 
 def render_fabric(ctx: DesignContext, output: Path | None, names: list[str] | None = None,
                   progress: ProgressHook | None = None, *, reuse: bool = True,
-                  whole: tuple[str, int] | None = None, ahead: InspectionAhead | None = None) -> RenderResult:
+                  whole: tuple[str, int] | None = None, ahead: InspectionAhead | None = None,
+                  verify: bool = False) -> RenderResult:
     """Render and check every selected device; write them to `output` unless it is None (check only).
     Files go to the staging directory as each device is rendered (by the worker that rendered it),
     so memory does not grow with the fabric. `reuse`: keep the files of devices whose render key is
     the one `output` was written with. `whole`: (fabric_key, design warnings) of a render of every
     device, recorded in the manifest when every device has a render key (see unchanged_render).
-    `ahead`: DIR's first look, already taken (InspectionAhead)."""
+    `ahead`: DIR's first look, already taken (InspectionAhead). `verify`: every look at DIR reads
+    and hashes every file it lists, whatever its manifest recorded of them."""
     devices = [ctx.topology.devices[n] for n in names] if names else list(ctx.topology.devices.values())
     if output is None:
         measured, skipped = _render_outcomes(ctx, devices, None, progress, Writer(None))
         return _result(Path(), measured, skipped)
-    with Stage(output, ahead) as stage:  # refuses (nothing changed) before spending the render time
+    with Stage(output, ahead, verify=verify) as stage:  # refuses (nothing changed) before spending the render time
         notes = stage.cache_notes(reuse)
         previous = stage.kept_keys() if reuse else {}
         inputs = zone_inputs(ctx, base.renderers(), render_cache.code_digest(), render_cache.StablePickler)
@@ -295,12 +297,12 @@ def fabric_key(fabric: Fabric, catalog: Catalog) -> str:
     return digest.hexdigest()
 
 
-def unchanged_render(output: Path, key: str) -> tuple[RenderResult, int] | None:
+def unchanged_render(output: Path, key: str, *, verify: bool = False) -> tuple[RenderResult, int] | None:
     """A render of every device of the fabric whose fabric_key is `key`, and its warning count, when
     DIR already holds one: written by a whole render with that key, each listed file there and
-    unchanged, nothing else in it (DIR is inspected as a render inspects it, and refused as a render
-    refuses it: OutputDirError). None: render it."""
-    marker = recorded_whole_render(output, key)
+    unchanged, nothing else in it (DIR is inspected as a render inspects it, `verify` as render_fabric's,
+    and refused as a render refuses it: OutputDirError). None: render it."""
+    marker = recorded_whole_render(output, key, verify=verify)
     if marker is None or marker.whole is None:
         return None
     devices = sorted(marker.keys)

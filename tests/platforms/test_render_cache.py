@@ -17,7 +17,7 @@ from netgen import render_cache
 from netgen.output import manifest
 from netgen.output.manifest import MARKER
 from netgen.platforms import base, render
-from tests.conftest import SMALL, run_cli
+from tests.conftest import SMALL, render_tree, run_cli
 
 pytestmark = pytest.mark.render
 
@@ -30,10 +30,6 @@ def _render(fabric: Path, out: Path, *extra: str) -> dict:
     result = run_cli("render", str(fabric), "-o", str(out), "--json", *extra)
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
-
-
-def _tree(out: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
 
 
 def _inodes(out: Path) -> dict[str, int]:
@@ -57,7 +53,7 @@ def test_an_unchanged_fabric_keeps_every_cacheable_device_and_the_bytes(tmp_path
     assert again["files"] == first["files"] and again["bytes"] == first["bytes"]
     assert _kept(inodes, _inodes(out)) == {p.split("/")[0] for p in inodes} - NEVER_KEPT
     _render(SMALL, cold, "--no-reuse")
-    assert _tree(out) == _tree(cold)  # the manifest too: the same keys, sizes and digests
+    assert render_tree(out) == render_tree(cold)  # the manifest too: the same keys, sizes and digests
 
 
 def test_a_change_re_renders_only_the_devices_it_reaches(small_data, write_fabric, tmp_path):
@@ -73,7 +69,7 @@ def test_a_change_re_renders_only_the_devices_it_reaches(small_data, write_fabri
     assert _kept(inodes, _inodes(out)) == every - reached - NEVER_KEPT
     assert report["reused"] == len(every - reached - NEVER_KEPT)
     _render(changed, cold, "--no-reuse")
-    assert _tree(out) == _tree(cold)
+    assert render_tree(out) == render_tree(cold)
 
 
 def test_new_netgen_code_re_renders_everything(tmp_path, monkeypatch):
@@ -88,9 +84,9 @@ def test_new_netgen_code_re_renders_everything(tmp_path, monkeypatch):
 def test_no_reuse_renders_everything_and_writes_the_same_bytes(tmp_path):
     out = tmp_path / "out"
     _render(SMALL, out)
-    before = _tree(out)
+    before = render_tree(out)
     assert _render(SMALL, out, "--no-reuse")["reused"] == 0
-    assert _tree(out) == before
+    assert render_tree(out) == before
 
 
 def test_a_directory_written_without_keys_is_rendered_whole(tmp_path):
@@ -171,7 +167,7 @@ def test_an_unchanged_fabric_into_its_own_render_stops_before_expanding(small_da
     out = tmp_path / "out"
     first = _render(fabric, out)
     assert first["reused"] == 0 and len(_marker(out)["fabric"]["key"]) == 64
-    directory, inodes, tree = out.stat().st_ino, _inodes(out), _tree(out)
+    directory, inodes, tree = out.stat().st_ino, _inodes(out), render_tree(out)
 
     def not_again(*args, **kwargs):
         raise AssertionError("expanded")
@@ -179,11 +175,11 @@ def test_an_unchanged_fabric_into_its_own_render_stops_before_expanding(small_da
     monkeypatch.setattr("netgen.checks.check_loaded", not_again)
     again = _render(fabric, out)
     assert again == {**first, "reused": 18}
-    assert out.stat().st_ino == directory and _inodes(out) == inodes and _tree(out) == tree
+    assert out.stat().st_ino == directory and _inodes(out) == inodes and render_tree(out) == tree
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
     # --no-reuse means what it says
     monkeypatch.undo()
-    assert _render(fabric, out, "--no-reuse")["reused"] == 0 and _tree(out) == tree
+    assert _render(fabric, out, "--no-reuse")["reused"] == 0 and render_tree(out) == tree
 
 
 def test_a_fabric_change_no_device_sees_only_replaces_the_manifest(small_data, write_fabric, tmp_path):
@@ -199,7 +195,7 @@ def test_a_fabric_change_no_device_sees_only_replaces_the_manifest(small_data, w
     assert _render(changed, out)["reused"] == 18
     assert out.stat().st_ino == directory and _inodes(out) == inodes and _marker(out)["fabric"]["key"] != key
     _render(changed, cold, "--no-reuse")
-    assert _tree(out) == _tree(cold)
+    assert render_tree(out) == render_tree(cold)
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 
@@ -210,9 +206,10 @@ def test_a_subset_render_again_leaves_dir_in_place(small_data, write_fabric, tmp
     out = tmp_path / "out"
     _render(fabric, out, "--device", "z01-rtsw001", "--device", "atsw01")
     assert "fabric" not in _marker(out)
-    directory, tree = out.stat().st_ino, _tree(out)
+    directory, tree, marker = out.stat().st_ino, render_tree(out), (out / MARKER).read_bytes()
     assert _render(fabric, out, "--device", "z01-rtsw001", "--device", "atsw01")["reused"] == 2
-    assert out.stat().st_ino == directory and _tree(out) == tree
+    assert out.stat().st_ino == directory and render_tree(out) == tree
+    assert (out / MARKER).read_bytes() == marker  # the files as it saw them: its seal stands
 
 
 def test_a_device_with_a_file_gone_is_rendered_again(small_data, write_fabric, tmp_path):
@@ -222,7 +219,7 @@ def test_a_device_with_a_file_gone_is_rendered_again(small_data, write_fabric, t
     (out / "z01-rtsw002" / "frr.conf").unlink()
     assert _render(fabric, out)["reused"] == 17
     _render(fabric, cold, "--no-reuse")
-    assert _tree(out) == _tree(cold)
+    assert render_tree(out) == render_tree(cold)
 
 
 def test_a_hand_edit_is_refused_even_when_the_fabric_is_unchanged(small_data, write_fabric, tmp_path):
@@ -340,7 +337,7 @@ def test_a_rack_added_to_one_zone_builds_no_view_of_another_zone(small_data, wri
     assert "z02-rtsw005" in built and report["devices"] == 19
     monkeypatch.undo()
     _render(fabric, cold, "--no-reuse")
-    assert _tree(out) == _tree(cold)
+    assert render_tree(out) == render_tree(cold)
 
 
 def test_a_manifest_without_zone_inputs_builds_every_view_and_keeps_the_same_devices(small_data, write_fabric,
