@@ -24,7 +24,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from scale import ENV, NETGEN, ROOT, Run, copy_fabric, median, run, settle
+from harness import ENV, NETGEN, ROOT, Run, copy_fabric, median, run, settle
 
 FABRIC = "inventory/meta-24k/fabric.yaml"
 
