@@ -377,6 +377,30 @@ class Buffers(IntentModel):
     )
 
 
+class Maintenance(IntentModel):
+    """What may be out of service at once (`netgen drain`): a drain that would leave less is refused
+    before anything moves, unless forced with a reason the journal keeps. A drained CTSW takes its
+    share of every RTSW's uplinks; the RoCE zone is non-blocking only while all of them carry
+    traffic, so the bounds say how much of that an operator accepts to lose for maintenance."""
+
+    max_drained_ctsw_per_zone: int = Field(
+        default=1, ge=0, le=256,
+        description="CTSWs of one zone drained at once (switches and their links). [netgen: one, as a spine is"
+                    " maintained at a time]")
+    min_zone_spine_bandwidth_pct: int = Field(
+        default=75, ge=0, le=100,
+        description="Share of a zone's RTSW-CTSW bandwidth that must stay in service. [netgen: one CTSW of four]")
+    min_rtsw_uplinks: int = Field(
+        default=1, ge=0, le=512,
+        description="Uplinks every RTSW not itself drained keeps; 0 lets a drain cut a rack off. [netgen]")
+    max_drained_atsw: int = Field(
+        default=1, ge=0, le=512, description="ATSWs drained at once. [netgen]")
+    min_atsw_bandwidth_pct: int = Field(
+        default=50, ge=0, le=100,
+        description="Share of each zone's CTSW-ATSW bandwidth that must stay in service. [netgen: the ATSW layer"
+                    " is oversubscribed by design; half of it is what cross-zone jobs are planned on]")
+
+
 # --- the fabric -----------------------------------------------------------------------------------
 class Fabric(IntentModel):
     """A RoCE backend training fabric."""
@@ -410,6 +434,9 @@ class Fabric(IntentModel):
     services: Services = Field(
         default_factory=Services,
         description="The switches' own services (management, NTP, syslog, DNS, LLDP, sFlow, gNMI, banner).")
+    maintenance: Maintenance = Field(
+        default_factory=Maintenance,
+        description="What `netgen drain` may take out of service at once (per zone and in the ATSW layer).")
     custom_config: list[CustomConfig] = Field(
         default_factory=list, max_length=200,
         description="Configuration netgen does not model (EOS CLI, SONiC CONFIG_DB rows, FRR lines), layered from"
