@@ -20,6 +20,7 @@ from netgen.deploy.inventory import (
     Credentials,
     CredentialsError,
     DeployFile,
+    SotFile,
     device_access,
     load_credentials,
     load_deploy,
@@ -109,6 +110,89 @@ def fill_secrets(ctx: DesignContext, files: dict[str, dict[str, str]]) -> dict[s
         raise TargetError(str(exc)) from None
 
 
+def _selected(ctx: DesignContext, limit: str | None) -> list[str]:
+    """The devices --limit selects, in topology order; none is an error, with a spelling hint for a
+    single term."""
+    names = select(list(ctx.topology.devices), ctx.topology.devices, limit)
+    if not names:
+        terms = terms_of(limit or "")
+        hint = did_you_mean(terms[0], ctx.topology.devices) if len(terms) == 1 else ""
+        raise TargetError(f"--limit {limit!r} matches no device{hint}")
+    return names
+
+
+def _out_of_service(names: list[str], sot: SotFile, folder: Path) -> dict[str, str]:
+    """The selected switches the source of truth says are not in service: name -> why. A change
+    leaves them out; a change that would reach none of the selection is refused."""
+    excluded: dict[str, str] = {}
+    for name in names:
+        facts = sot.devices.get(name)
+        if facts is not None and facts.status and facts.status not in DEPLOYABLE_STATUSES:
+            needed = " or ".join(sorted(DEPLOYABLE_STATUSES))
+            excluded[name] = f"{SOT_FILE}: status {facts.status} (a change needs {needed})"
+    if all(name in excluded for name in names):
+        raise TargetError(f"every selected switch is out of service in {folder / SOT_FILE}:"
+                          f" {'; '.join(f'{n}: {why}' for n, why in list(excluded.items())[:3])}")
+    return excluded
+
+
+def _check_drivers(ctx: DesignContext, deploy: DeployFile, names: list[str], folder: Path) -> None:
+    """Every selected NOS has a deploy driver, and deploy.yaml's ownership names only those."""
+    drivers = deployable()
+    unsupported = sorted({ctx.topology.devices[n].nos for n in names} - set(drivers))
+    if unsupported:
+        raise TargetError(f"no deploy driver for {', '.join(unsupported)}")
+    unknown = sorted(deploy.ownership.keys() - set(drivers))
+    if unknown:
+        raise TargetError(f"{folder / 'deploy.yaml'}: ownership.{unknown[0]}: no deploy driver for"
+                          f" {unknown[0]!r}; use one of {', '.join(drivers)}")
+
+
+def _check_management_moves(ctx: DesignContext, deploy: DeployFile, names: list[str], folder: Path) -> None:
+    """Refuse a change that would take away the address the deploy reaches a switch at (management_moves)."""
+    moves = management_moves(ctx, deploy, names)
+    if moves:
+        raise TargetError(f"{folder / 'deploy.yaml'}: {len(moves)} switch(es) would lose the address the"
+                          f" deploy reaches them at: {'; '.join(moves[:3])}{' ...' if len(moves) > 3 else ''}. Move"
+                          " a management address from the console (or out of band), then point"
+                          " management.devices.NAME.host at the new one; or pin the switch's current address in the"
+                          " fabric file's services.management.devices")
+
+
+def _files_to_push(ctx: DesignContext, names: list[str], configs: Path | None,
+                   accept_edited_configs: bool) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """The selected devices' files, rendered now or read from `configs`, secrets filled; and the
+    edited files accepted (edited_configs). A render failure is netgen's bug, not the input's."""
+    try:
+        read = render_or_read(ctx, [ctx.topology.devices[n] for n in names], configs,
+                              accept_edited=accept_edited_configs)
+    except (RenderDirError, RenderInputError) as exc:
+        raise TargetError(str(exc)) from None
+    except RenderError as exc:
+        raise TargetError(f"render error (a netgen bug): {exc}", internal=True) from None
+    return fill_secrets(ctx, read.files), read.edited
+
+
+def _credentials(credentials: Credentials | None, credentials_file: Path | None) -> Credentials:
+    """The credentials given directly, else those of the file or the NETGEN_* environment variables."""
+    if credentials is not None:
+        return credentials
+    try:
+        return load_credentials(credentials_file)
+    except CredentialsError as exc:
+        raise TargetError(str(exc)) from None
+
+
+def _known_hosts_file(deploy: DeployFile, known_hosts: Path | None) -> Path:
+    """The host-key file to verify the switches against (--known-hosts over deploy.yaml's); it must exist."""
+    hosts_file = (known_hosts or Path(deploy.ssh.known_hosts)).expanduser()
+    if not hosts_file.is_file():
+        raise TargetError(f"known_hosts file {hosts_file} not found: add the devices' host keys to it, or point"
+                          " --known-hosts (Ansible: netgen_known_hosts) at one; --insecure-no-host-key-check"
+                          " (Ansible: netgen_verify_host_keys: false) turns verification off")
+    return hosts_file
+
+
 def prepare_target(ctx: DesignContext, fabric_file: Path, *, limit: str | None = None, configs: Path | None = None,
                    credentials: Credentials | None = None, credentials_file: Path | None = None,
                    known_hosts: Path | None = None, verify_host_keys: bool = True,
@@ -119,63 +203,20 @@ def prepare_target(ctx: DesignContext, fabric_file: Path, *, limit: str | None =
     what only reads or restores (`netgen check`, `netgen recover`): it may reach a switch anywhere.
     `configs`: read the files from that render directory (platforms/output_dir.py); a file netgen
     does not vouch for is refused unless `accept_edited_configs` (then listed in `edited_configs`)."""
-    deploy = load_deploy(fabric_file.parent)  # NetgenInputError: its problems name the file, the field and the fix
-    names = select(list(ctx.topology.devices), ctx.topology.devices, limit)
-    if not names:
-        terms = terms_of(limit or "")
-        hint = did_you_mean(terms[0], ctx.topology.devices) if len(terms) == 1 else ""
-        raise TargetError(f"--limit {limit!r} matches no device{hint}")
+    folder = fabric_file.parent
+    deploy = load_deploy(folder)  # NetgenInputError: its problems name the file, the field and the fix
+    names = _selected(ctx, limit)
     excluded: dict[str, str] = {}
-    sot = load_sot(fabric_file.parent)
+    sot = load_sot(folder)
     if changes and sot is not None:
-        for name in names:
-            facts = sot.devices.get(name)
-            if facts is not None and facts.status and facts.status not in DEPLOYABLE_STATUSES:
-                needed = " or ".join(sorted(DEPLOYABLE_STATUSES))
-                excluded[name] = f"{SOT_FILE}: status {facts.status} (a change needs {needed})"
+        excluded = _out_of_service(names, sot, folder)
         names = [n for n in names if n not in excluded]
-        if not names:
-            raise TargetError(f"every selected switch is out of service in {fabric_file.parent / SOT_FILE}:"
-                              f" {'; '.join(f'{n}: {why}' for n, why in list(excluded.items())[:3])}")
-    drivers = deployable()
-    unsupported = sorted({ctx.topology.devices[n].nos for n in names} - set(drivers))
-    if unsupported:
-        raise TargetError(f"no deploy driver for {', '.join(unsupported)}")
-    unknown = sorted(deploy.ownership.keys() - set(drivers))
-    if unknown:
-        raise TargetError(f"{fabric_file.parent / 'deploy.yaml'}: ownership.{unknown[0]}: no deploy driver for"
-                          f" {unknown[0]!r}; use one of {', '.join(drivers)}")
-    moves = management_moves(ctx, deploy, names) if changes else []
-    if moves:
-        raise TargetError(f"{fabric_file.parent / 'deploy.yaml'}: {len(moves)} switch(es) would lose the address the"
-                          f" deploy reaches them at: {'; '.join(moves[:3])}{' ...' if len(moves) > 3 else ''}. Move"
-                          " a management address from the console (or out of band), then point"
-                          " management.devices.NAME.host at the new one; or pin the switch's current address in the"
-                          " fabric file's services.management.devices")
-    files: dict[str, dict[str, str]] = {}
-    edited: dict[str, str] = {}
-    if render:
-        try:
-            read = render_or_read(ctx, [ctx.topology.devices[n] for n in names], configs,
-                                  accept_edited=accept_edited_configs)
-            files, edited = read.files, read.edited
-        except (RenderDirError, RenderInputError) as exc:
-            raise TargetError(str(exc)) from None
-        except RenderError as exc:
-            raise TargetError(f"render error (a netgen bug): {exc}", internal=True) from None
-        files = fill_secrets(ctx, files)
-    if credentials is None:
-        try:
-            credentials = load_credentials(credentials_file)
-        except CredentialsError as exc:
-            raise TargetError(str(exc)) from None
-    hosts_file: Path | None = None
-    if verify_host_keys:
-        hosts_file = (known_hosts or Path(deploy.ssh.known_hosts)).expanduser()
-        if not hosts_file.is_file():
-            raise TargetError(f"known_hosts file {hosts_file} not found: add the devices' host keys to it, or point"
-                              " --known-hosts (Ansible: netgen_known_hosts) at one; --insecure-no-host-key-check"
-                              " (Ansible: netgen_verify_host_keys: false) turns verification off")
+    _check_drivers(ctx, deploy, names, folder)
+    if changes:
+        _check_management_moves(ctx, deploy, names, folder)
+    files, edited = _files_to_push(ctx, names, configs, accept_edited_configs) if render else ({}, {})
+    credentials = _credentials(credentials, credentials_file)
+    hosts_file = _known_hosts_file(deploy, known_hosts) if verify_host_keys else None
     return DeployTarget(ctx, fabric_file, deploy, names, files, credentials, hosts_file, excluded, edited)
 
 

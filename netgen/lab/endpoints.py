@@ -57,6 +57,7 @@ from typing import Any, Protocol, cast
 
 import netgen
 from netgen.lab.backend import LabError, NamespaceLab, lab_root, must, process_alive, run_command, stop_processes
+from netgen.lab.plan import LabPlan
 from netgen.registry import NOS
 
 MGMT_STATE = "management.json"
@@ -410,6 +411,145 @@ def _zebra(backend: NamespaceLab, node: str) -> int:
     return int(pids["zebra"])
 
 
+def _check_can_start(backend: NamespaceLab) -> None:
+    """Refuse before anything is created: tools missing, the lab not up, or management already there."""
+    missing = prerequisites()
+    if missing:
+        raise LabError("lab management needs: " + "; ".join(missing))
+    lab_state = backend.state()
+    if lab_state.get("status") != "up":
+        raise LabError(f"lab {backend.lab!r} is not up (status {lab_state.get('status')!r})")
+    if _state_path(backend).exists():
+        raise LabError(f"lab {backend.lab!r} already has management; stop_management() first")
+
+
+def _chosen_routers(backend: NamespaceLab, plan: LabPlan, nodes: Sequence[str] | None) -> list[str]:
+    """The nodes to give management (default: every router), sorted; only routers have an FRR to enter."""
+    chosen = sorted(nodes) if nodes is not None else sorted(n.name for n in plan.routers())
+    for name in chosen:
+        if name not in plan.nodes or plan.nodes[name].kind != "router":
+            raise LabError(f"{name!r} is not a router of lab {backend.lab!r}")
+    return chosen
+
+
+def _check_shim_files(shims: Mapping[str, LabShim], files: Mapping[str, Mapping[str, str]]) -> None:
+    """Every node with a CLI stand-in was given the rendered files its stand-in starts from."""
+    lacking = [f"{name} ({', '.join(shim.needs)})" for name, shim in shims.items()
+               if not set(shim.needs) <= set(files.get(name, {}))]
+    if lacking:
+        raise LabError(f"node(s) {', '.join(lacking)}: their CLI stand-ins start from these rendered files (files=)")
+
+
+def _management_network(backend: NamespaceLab, subnet: str | None,
+                        count: int) -> tuple[ipaddress.IPv4Network, list[str]]:
+    """The management subnet (given, or a free one picked) and its addresses: the bridge's first,
+    then one per node; it must hold them all."""
+    network = ipaddress.ip_network(subnet) if subnet else _pick_subnet(backend, count)
+    if not isinstance(network, ipaddress.IPv4Network):
+        raise LabError(f"management subnet {subnet}: IPv4 only")
+    hosts = [str(h) for h in network.hosts()]
+    if len(hosts) < count + 1:
+        raise LabError(f"management subnet {network} has room for {len(hosts) - 1} nodes, not {count}")
+    return network, hosts
+
+
+def _host_link_names(backend: NamespaceLab, chosen: Sequence[str]) -> tuple[str, dict[str, str]]:
+    """The bridge's name and each node's veth name on the host (short: IFNAMSIZ), none of them in use."""
+    tag = f"{zlib.crc32(str(backend.dir).encode()):08x}"[:6]
+    bridge = f"nm-{backend.lab}"
+    veths = {name: f"nm{tag}v{i}" for i, name in enumerate(chosen)}
+    taken = sorted(({bridge, *veths.values()}) & _host_links().keys())
+    if taken:
+        raise LabError(f"host interface(s) {', '.join(taken)} already exist; stop_management() that lab first")
+    return bridge, veths
+
+
+def _write_keys(backend: NamespaceLab, ssh_dir: Path, authorized_keys: str | None) -> None:
+    """The lab's host key and client key, and the keys allowed to log in as root."""
+    ssh_dir.mkdir(parents=True, exist_ok=True)
+    for path in (ssh_dir.parent, ssh_dir):
+        path.chmod(0o755)
+    _must(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"netgen-lab-{backend.lab}-host",
+           "-f", str(ssh_dir / "ssh_host_ed25519_key")], "host key")
+    _must(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"netgen-lab-{backend.lab}",
+           "-f", str(ssh_dir / "id_ed25519")], "client key")
+    keys = (ssh_dir / "id_ed25519.pub").read_text()
+    if authorized_keys:
+        keys += authorized_keys.rstrip("\n") + "\n"
+    (ssh_dir / "authorized_keys").write_text(keys)
+    (ssh_dir / "authorized_keys").chmod(0o600)
+
+
+def _private_mounts(node_dir: Path, shim_hooks: Path | None, shims: Iterable[LabShim],
+                    records: Sequence[Path]) -> list[tuple[Path, Path]]:
+    """The node's own /root, /tmp and login records (created under node_dir), as (source, target)
+    mounts, with the entries of root's home and /tmp this Python needs passed through first."""
+    for sub, mode in (("home", 0o700), ("tmp", 0o1777)):
+        (node_dir / sub).mkdir(parents=True, exist_ok=True)
+        (node_dir / sub).chmod(mode)
+    mounts = []
+    for top, sub in _passthrough(shim_hooks, shims):  # Python may be in ~ (pyenv) or /tmp (CI)
+        inside = node_dir / sub / top.name
+        if top.is_dir():
+            inside.mkdir(exist_ok=True)
+        else:
+            inside.touch()
+        mounts.append((top, inside))
+    mounts += [(node_dir / "home", HOME), (node_dir / "tmp", Path("/tmp"))]
+    for record in records:
+        (node_dir / record.name).touch()
+        (node_dir / record.name).chmod(record.stat().st_mode & 0o777)
+        mounts.append((node_dir / record.name, record))
+    return mounts
+
+
+def _shim_mounts(backend: NamespaceLab, name: str, shim: LabShim, commands: Path,
+                 files: Mapping[str, Mapping[str, str]], shim_hooks: Path | None) -> list[tuple[Path, Path]]:
+    """The node's CLI stand-in: its folder, filled from the node's rendered files, at the stand-in's
+    `etc`, and its NOS's commands first on root's PATH."""
+    folder = node_shim_dir(backend, name)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        shim.write_node(folder, name, files[name], backend.lldp_socket(name), shim_hooks)
+    except (ValueError, KeyError) as exc:  # a rendered file the stand-in cannot start from
+        raise LabError(f"{name}: its CLI stand-in cannot start: {exc}") from None
+    return [(folder, shim.etc), (commands, SHIM_BIN)]
+
+
+def _create_links(backend: NamespaceLab, bridge: str, bridge_address: str, veths: Mapping[str, str]) -> None:
+    """The host bridge and one veth per node (its node end `eth0` in the node's namespace), all
+    carrying the alias stop_management finds them by; one `ip -batch`."""
+    alias = _alias(backend)
+    batch = [f"link add name {bridge} type bridge", f"link set dev {bridge} alias {alias}",
+             f"addr add {bridge_address} dev {bridge}", f"link set dev {bridge} up"]
+    for name, veth in veths.items():
+        batch += [f"link add name {veth} type veth peer name {NODE_IFNAME} netns {backend.namespace(name)}",
+                  f"link set dev {veth} alias {alias}", f"link set dev {veth} master {bridge}",
+                  f"link set dev {veth} up"]
+    _must(["ip", "-batch", "-"], "management bridge and veths", "".join(line + "\n" for line in batch))
+
+
+def _enter_node(backend: NamespaceLab, name: str, zebra: int, address: str, mounts: Sequence[Sequence[str]]) -> None:
+    """The node's management address on its `eth0`, and its recorded mounts made in zebra's mount namespace."""
+    _must(["ip", "-n", backend.namespace(name), "-batch", "-"], f"{name}: management address",
+          f"addr add {address} dev {NODE_IFNAME}\nlink set dev {NODE_IFNAME} up\n")
+    script = 'while [ $# -gt 1 ]; do mount --rbind "$1" "$2" || exit 1; shift 2; done'
+    flat = [part for pair in mounts for part in pair]
+    _must(["nsenter", "-t", str(zebra), "--mount", "--", "sh", "-c", script, "-", *flat], f"{name}: node mounts")
+
+
+def _start_sshd(node_dir: Path, zebra: int) -> int:
+    """The node's sshd listener, in zebra's network, UTS and mount namespaces; its pid."""
+    log = (node_dir / "sshd.log").open("ab")
+    proc = subprocess.Popen(
+        ["nsenter", "-t", str(zebra), "--net", "--uts", "--mount", "--",
+         str(SSHD), "-D", "-e", "-f", str(node_dir / "sshd_config")],
+        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    log.close()
+    _CHILDREN[proc.pid] = proc
+    return proc.pid
+
+
 def start_management(backend: NamespaceLab, nodes: Sequence[str] | None = None, *,
                      subnet: str | None = None, authorized_keys: str | None = None,
                      files: Mapping[str, Mapping[str, str]] | None = None,
@@ -422,40 +562,18 @@ def start_management(backend: NamespaceLab, nodes: Sequence[str] | None = None, 
     lines) allowed to log in as root, besides the lab's own key. shim_hooks: a Python file of hooks
     the stand-ins call (SONiC: netgen/nos/sonic/lab_shim.py's docstring). Returns node -> Endpoint.
     On any failure everything created so far is removed again."""
-    missing = prerequisites()
-    if missing:
-        raise LabError("lab management needs: " + "; ".join(missing))
-    lab_state = backend.state()
-    if lab_state.get("status") != "up":
-        raise LabError(f"lab {backend.lab!r} is not up (status {lab_state.get('status')!r})")
+    # Everything is decided and checked before the first thing is created, so a refusal leaves nothing.
+    _check_can_start(backend)
     state_path = _state_path(backend)
-    if state_path.exists():
-        raise LabError(f"lab {backend.lab!r} already has management; stop_management() first")
     plan = backend.plan()
-    chosen = sorted(nodes) if nodes is not None else sorted(n.name for n in plan.routers())
-    for name in chosen:
-        if name not in plan.nodes or plan.nodes[name].kind != "router":
-            raise LabError(f"{name!r} is not a router of lab {backend.lab!r}")
+    chosen = _chosen_routers(backend, plan, nodes)
     zebras = {name: _zebra(backend, name) for name in chosen}
     shims = {name: shim for name in chosen if (shim := lab_shim(plan.nodes[name].nos or "")) is not None}
     files = files or {}
     shim_hooks = shim_hooks.resolve() if shim_hooks is not None else None  # the node reads it from any directory
-    lacking = [f"{name} ({', '.join(shim.needs)})" for name, shim in shims.items()
-               if not set(shim.needs) <= set(files.get(name, {}))]
-    if lacking:
-        raise LabError(f"node(s) {', '.join(lacking)}: their CLI stand-ins start from these rendered files (files=)")
-    network = ipaddress.ip_network(subnet) if subnet else _pick_subnet(backend, len(chosen))
-    if not isinstance(network, ipaddress.IPv4Network):
-        raise LabError(f"management subnet {subnet}: IPv4 only")
-    hosts = [str(h) for h in network.hosts()]
-    if len(hosts) < len(chosen) + 1:
-        raise LabError(f"management subnet {network} has room for {len(hosts) - 1} nodes, not {len(chosen)}")
-    tag = f"{zlib.crc32(str(backend.dir).encode()):08x}"[:6]
-    bridge = f"nm-{backend.lab}"
-    veths = {name: f"nm{tag}v{i}" for i, name in enumerate(chosen)}
-    taken = sorted(({bridge, *veths.values()}) & _host_links().keys())
-    if taken:
-        raise LabError(f"host interface(s) {', '.join(taken)} already exist; stop_management() that lab first")
+    _check_shim_files(shims, files)
+    network, hosts = _management_network(backend, subnet, len(chosen))
+    bridge, veths = _host_link_names(backend, chosen)
 
     mgmt, ssh_dir = _mgmt_dir(backend), _mgmt_dir(backend) / "ssh"
     records = [p for p in LOGIN_RECORDS if p.is_file()]
@@ -469,82 +587,34 @@ def start_management(backend: NamespaceLab, nodes: Sequence[str] | None = None, 
                   for i, name in enumerate(chosen)}}
     _save(state_path, state)  # write-ahead: everything below is named here first
     try:
+        # 1. Files on the host: the directories sshd and the stand-ins need, keys, the stand-ins' commands.
         _ensure_host_dir(PRIVSEP_DIR, state, state_path)  # sshd's privilege-separation chroot
         for etc in sorted({shim.etc for shim in shims.values()}):
             _ensure_host_dir(etc, state, state_path)  # a mount point for the stand-ins' folders (/etc/sonic)
-        ssh_dir.mkdir(parents=True, exist_ok=True)
-        for path in (mgmt, ssh_dir):
-            path.chmod(0o755)
-        _must(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"netgen-lab-{backend.lab}-host",
-               "-f", str(ssh_dir / "ssh_host_ed25519_key")], "host key")
-        _must(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"netgen-lab-{backend.lab}",
-               "-f", str(ssh_dir / "id_ed25519")], "client key")
-        keys = (ssh_dir / "id_ed25519.pub").read_text()
-        if authorized_keys:
-            keys += authorized_keys.rstrip("\n") + "\n"
-        (ssh_dir / "authorized_keys").write_text(keys)
-        (ssh_dir / "authorized_keys").chmod(0o600)
+        _write_keys(backend, ssh_dir, authorized_keys)
         for nos, shim in sorted({str(plan.nodes[name].nos): shim for name, shim in shims.items()}.items()):
             shim.write_bin(mgmt / "bin" / nos, shim_hooks)  # one folder of commands per NOS
 
+        # 2. Each node's private folders and sshd_config; its mounts recorded before any is made.
         for name in chosen:
             node_dir = mgmt / "nodes" / name
-            for sub, mode in (("home", 0o700), ("tmp", 0o1777)):
-                (node_dir / sub).mkdir(parents=True, exist_ok=True)
-                (node_dir / sub).chmod(mode)
-            mounts = []
-            for top, sub in _passthrough(shim_hooks, shims.values()):  # Python may be in ~ (pyenv) or /tmp (CI)
-                inside = node_dir / sub / top.name
-                if top.is_dir():
-                    inside.mkdir(exist_ok=True)
-                else:
-                    inside.touch()
-                mounts.append((top, inside))
-            mounts += [(node_dir / "home", HOME), (node_dir / "tmp", Path("/tmp"))]
-            for record in records:
-                (node_dir / record.name).touch()
-                (node_dir / record.name).chmod(record.stat().st_mode & 0o777)
-                mounts.append((node_dir / record.name, record))
+            mounts = _private_mounts(node_dir, shim_hooks, shims.values(), records)
             if name in shims:
-                shim, folder = shims[name], node_shim_dir(backend, name)
-                folder.mkdir(parents=True, exist_ok=True)
-                try:
-                    shim.write_node(folder, name, files[name], backend.lldp_socket(name), shim_hooks)
-                except (ValueError, KeyError) as exc:  # a rendered file the stand-in cannot start from
-                    raise LabError(f"{name}: its CLI stand-in cannot start: {exc}") from None
-                mounts += [(folder, shim.etc), (mgmt / "bin" / str(plan.nodes[name].nos), SHIM_BIN)]
+                commands = mgmt / "bin" / str(plan.nodes[name].nos)
+                mounts += _shim_mounts(backend, name, shims[name], commands, files, shim_hooks)
             (node_dir / "sshd_config").write_text(_sshd_config(node_dir, ssh_dir, state["nodes"][name]["address"]))
             state["nodes"][name]["mounts"] = [[str(s), str(t)] for s, t in mounts]
         _save(state_path, state)
 
-        alias = _alias(backend)
-        batch = [f"link add name {bridge} type bridge", f"link set dev {bridge} alias {alias}",
-                 f"addr add {hosts[0]}/{network.prefixlen} dev {bridge}", f"link set dev {bridge} up"]
+        # 3. The management network, then each node's address and mounts.
+        _create_links(backend, bridge, f"{hosts[0]}/{network.prefixlen}", veths)
         for name in chosen:
-            veth = veths[name]
-            batch += [f"link add name {veth} type veth peer name {NODE_IFNAME} netns {backend.namespace(name)}",
-                      f"link set dev {veth} alias {alias}", f"link set dev {veth} master {bridge}",
-                      f"link set dev {veth} up"]
-        _must(["ip", "-batch", "-"], "management bridge and veths", "".join(line + "\n" for line in batch))
-        for name in chosen:
-            address = state["nodes"][name]["address"]
-            _must(["ip", "-n", backend.namespace(name), "-batch", "-"], f"{name}: management address",
-                  f"addr add {address}/{network.prefixlen} dev {NODE_IFNAME}\nlink set dev {NODE_IFNAME} up\n")
-            script = 'while [ $# -gt 1 ]; do mount --rbind "$1" "$2" || exit 1; shift 2; done'
-            flat = [part for pair in state["nodes"][name]["mounts"] for part in pair]
-            _must(["nsenter", "-t", str(zebras[name]), "--mount", "--", "sh", "-c", script, "-", *flat],
-                  f"{name}: node mounts")
+            _enter_node(backend, name, zebras[name], f"{state['nodes'][name]['address']}/{network.prefixlen}",
+                        state["nodes"][name]["mounts"])
 
+        # 4. The listeners, each recorded as soon as it runs (stop_management stops what the state names).
         for name in chosen:
-            node_dir = mgmt / "nodes" / name
-            log = (node_dir / "sshd.log").open("ab")
-            proc = subprocess.Popen(
-                ["nsenter", "-t", str(zebras[name]), "--net", "--uts", "--mount", "--",
-                 str(SSHD), "-D", "-e", "-f", str(node_dir / "sshd_config")],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-            log.close()
-            _CHILDREN[proc.pid] = proc
-            state["nodes"][name]["sshd"] = proc.pid
+            state["nodes"][name]["sshd"] = _start_sshd(mgmt / "nodes" / name, zebras[name])
             _save(state_path, state)
         _wait_listening(mgmt, state, timeout)
 

@@ -55,7 +55,8 @@ def _address(value: IPv4Interface | IPv6Interface) -> str:
 
 def wanted_objects(ctx: DesignContext) -> list[Wanted]:
     """Every object of the fabric, shared ones first, in creation order."""
-    return list(_shared(ctx)) + list(_devices(ctx)) + list(_cables(ctx)) + list(_addresses(ctx)) + list(_asns(ctx))
+    return (list(_shared(ctx)) + list(_devices(ctx)) + list(_cables(ctx)) + list(_prefixes(ctx))
+            + list(_addresses(ctx)) + list(_asns(ctx)))
 
 
 def _shared(ctx: DesignContext) -> Iterator[Wanted]:
@@ -130,7 +131,8 @@ def _cables(ctx: DesignContext) -> Iterator[Wanted]:
                       ("interface", (link.upper.device, link.upper.port))))
 
 
-def _addresses(ctx: DesignContext) -> Iterator[Wanted]:
+def _prefixes(ctx: DesignContext) -> Iterator[Wanted]:
+    """The fabric's address pools (containers), then each device's host subnets in them."""
     topo, pools = ctx.topology, ctx.fabric.addressing
     for pool in (pools.loopback_ipv4, pools.p2p_ipv4, pools.host_ipv4, pools.loopback_ipv6, pools.p2p_ipv6,
                  pools.host_ipv6):
@@ -140,6 +142,11 @@ def _addresses(ctx: DesignContext) -> Iterator[Wanted]:
         for subnet in (device.host_subnet_ipv4, device.host_subnet_ipv6):
             if subnet is not None:
                 yield Wanted("prefix", (str(subnet),), {"type": "network", "description": f"{device.name} hosts"})
+
+
+def _addresses(ctx: DesignContext) -> Iterator[Wanted]:
+    """Every address: loopbacks, link ends, host gateways, host NICs."""
+    topo = ctx.topology
     for device in topo.devices.values():
         for loopback in (device.loopback_ipv4, device.loopback_ipv6):
             if loopback is not None:

@@ -67,10 +67,50 @@ def _differences(held: Held, want: Wanted) -> list[str]:
             if held.fields.get(name) != value]
 
 
+NotOurs = set[tuple[str, tuple[str, ...]]]  # (kind, key) of objects foreign or blocked
+
+
+def _judge(kind: str, items: list[Wanted], held: dict[tuple[str, ...], Held], not_ours: NotOurs,
+           result: KindReport) -> tuple[list[Wanted], list[tuple[Held, Wanted]]]:
+    """The push rules for one kind: what to create and what to update, each verdict recorded in
+    `result`. What is foreign or blocked joins `not_ours`, so the kinds after it block what hangs on it."""
+    create: list[Wanted] = []
+    update: list[tuple[Held, Wanted]] = []
+    for item in items:
+        have = held.get(item.key)
+        if any(parent in not_ours for parent in item.parents):
+            result.blocked.append(":".join(item.key))
+            not_ours.add((kind, item.key))
+        elif have is None:
+            create.append(item)
+            result.created.append(":".join(item.key))
+        elif kind in SHARED:
+            result.unchanged += 1
+        elif not have.netgen:
+            result.foreign.append(":".join(item.key))
+            not_ours.add((kind, item.key))
+        elif differences := _differences(have, item):
+            update.append((have, item))
+            result.updated.append(f"{':'.join(item.key)}: " + "; ".join(differences))
+        else:
+            result.unchanged += 1
+    return create, update
+
+
+def _stale(items: list[Wanted], held: dict[tuple[str, ...], Held]) -> list[str]:
+    """netgen's held objects of a kind that the fabric no longer wants, each by its first key. An
+    object may be held under several keys (a cable by either end): it is matched by id."""
+    matched = {held[item.key].id for item in items if item.key in held}
+    first_key: dict[str, tuple[str, ...]] = {}
+    for key, have in held.items():
+        first_key.setdefault(have.id, key)
+    return [":".join(first_key[i]) for i in first_key if i not in matched and held[first_key[i]].netgen]
+
+
 def push(sot: SourceOfTruth, fabric: str, wanted: list[Wanted], *, dry_run: bool,
          progress: ProgressHook | None = None) -> PushReport:
     report = PushReport(sot.name, fabric, dry_run, prepared=sot.prepare(fabric, dry_run))
-    not_ours: set[tuple[str, tuple[str, ...]]] = set()  # foreign or blocked: their children are not written
+    not_ours: NotOurs = set()  # foreign or blocked: their children are not written
     by_kind: dict[str, list[Wanted]] = {kind: [] for kind in KINDS}
     for item in wanted:
         by_kind[item.kind].append(item)
@@ -83,34 +123,10 @@ def push(sot: SourceOfTruth, fabric: str, wanted: list[Wanted], *, dry_run: bool
         if why is not None:
             result.skipped = why
             continue
+        # read this kind only now: the kinds before it are written, so its references resolve
         held = sot.held(fabric, kind)
-        create: list[Wanted] = []
-        update: list[tuple[Held, Wanted]] = []
-        for item in items:
-            have = held.get(item.key)
-            if any(parent in not_ours for parent in item.parents):
-                result.blocked.append(":".join(item.key))
-                not_ours.add((kind, item.key))
-            elif have is None:
-                create.append(item)
-                result.created.append(":".join(item.key))
-            elif kind in SHARED:
-                result.unchanged += 1
-            elif not have.netgen:
-                result.foreign.append(":".join(item.key))
-                not_ours.add((kind, item.key))
-            elif differences := _differences(have, item):
-                update.append((have, item))
-                result.updated.append(f"{':'.join(item.key)}: " + "; ".join(differences))
-            else:
-                result.unchanged += 1
-        # an object may be held under several keys (a cable by either end): stale by id
-        matched = {held[item.key].id for item in items if item.key in held}
-        first_key: dict[str, tuple[str, ...]] = {}
-        for key, have in held.items():
-            first_key.setdefault(have.id, key)
-        result.stale = [":".join(first_key[i]) for i in first_key
-                        if i not in matched and held[first_key[i]].netgen]
+        create, update = _judge(kind, items, held, not_ours, result)
+        result.stale = _stale(items, held)
         if not dry_run:
             if create:
                 sot.create(fabric, kind, create)
@@ -119,6 +135,5 @@ def push(sot: SourceOfTruth, fabric: str, wanted: list[Wanted], *, dry_run: bool
         if progress:
             progress(kind, len(items), len(items))
     return report
-
 
 __all__ = ["KindReport", "PushReport", "push"]

@@ -70,20 +70,10 @@ def _line_by_line(text: str) -> list[str]:
         if line == "":
             problems.append(f"{where}: empty line (EOS separates blocks with '!')")
             continue
-        if CONTROL.search(line):
-            problems.append(f"{where}: tab or control character")
-        if line != line.rstrip():
-            problems.append(f"{where}: trailing whitespace")
+        problems += _line_shape(where, line, previous_indent)
         indent = len(line) - len(line.lstrip(" "))
         stripped = line.strip()
-        if indent % INDENT:
-            problems.append(f"{where}: indentation {indent} is not a multiple of {INDENT}")
-        elif indent > previous_indent + INDENT:
-            problems.append(f"{where}: indented {indent - previous_indent} deeper than its parent line")
-        if stripped == "!":
-            previous_indent = indent
-            continue
-        if indent == 0:
+        if indent == 0 and stripped != "!":  # the `!` between blocks may repeat
             if stripped in top_level:
                 problems.append(f"{where}: duplicate top-level line '{stripped}' (first on line {top_level[stripped]})")
             top_level.setdefault(stripped, number)
@@ -92,4 +82,20 @@ def _line_by_line(text: str) -> list[str]:
         problems.append(f"line {in_banner}: banner without its closing 'EOF' line")
     if "end" in top_level and top_level["end"] != len(body):
         problems.append(f"line {top_level['end']}: 'end' before the end of the file")
+    return problems
+
+
+def _line_shape(where: str, line: str, previous_indent: int) -> list[str]:
+    """A non-empty line's own problems: its characters, and its indent against the line before (a
+    mode may open only one level deeper)."""
+    problems: list[str] = []
+    if CONTROL.search(line):
+        problems.append(f"{where}: tab or control character")
+    if line != line.rstrip():
+        problems.append(f"{where}: trailing whitespace")
+    indent = len(line) - len(line.lstrip(" "))
+    if indent % INDENT:
+        problems.append(f"{where}: indentation {indent} is not a multiple of {INDENT}")
+    elif indent > previous_indent + INDENT:
+        problems.append(f"{where}: indented {indent - previous_indent} deeper than its parent line")
     return problems

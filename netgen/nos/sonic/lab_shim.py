@@ -591,103 +591,132 @@ def _one_argument(args: list[str], usage: str) -> str:
     return positional[0]
 
 
-def cmd_config(args: list[str]) -> int:
-    if not args:
-        raise UsageError("Missing command.", "config [OPTIONS] COMMAND [ARGS]...")
-    command, rest = args[0], args[1:]
-    verbose_flags = ("-v", "--verbose")
-    if command == "apply-patch":
-        usage = "config apply-patch [OPTIONS] PATCH_FILE_PATH"
-        dry_run = _flags(rest, "-d", "--dry-run")
-        _flags(rest, *verbose_flags)
-        path = _one_argument(rest, usage)
-        _need_root()
-        if dry_run:
-            print("** DRY RUN EXECUTION **")
-        try:
-            patch = read_json(Path(path))
-            with config_lock():
-                gcu_apply(patch, dry_run=dry_run)
-        except (ShimError, OSError, json.JSONDecodeError) as exc:
-            print(f"Failed to apply patch due to: {exc}", file=sys.stderr)
-            raise UsageError(str(exc), usage) from None
-        print("Patch applied successfully.")
-        return 0
-    if command in ("replace", "rollback"):
-        usage = f"config {command} [OPTIONS] " + ("TARGET_FILE_PATH" if command == "replace" else "CHECKPOINT_NAME")
-        dry_run = _flags(rest, "-d", "--dry-run")
-        _flags(rest, *verbose_flags)
-        name = _one_argument(rest, usage)
-        _need_root()
-        if dry_run:
-            print("** DRY RUN EXECUTION **")
-        try:
-            if command == "rollback":
-                _log("Config Rollbacker", "Config rollbacking starting.")
-                if not checkpoint_path(name).is_file():
-                    raise ShimError(f"Checkpoint '{name}' does not exist")
-                target = read_json(checkpoint_path(name))
-            else:
-                target = read_json(Path(name))
-            with config_lock():
-                gcu_replace(target, dry_run=dry_run)
-        except (ShimError, OSError, json.JSONDecodeError) as exc:
-            print("Failed to rollback config" if command == "rollback" else "Failed to replace config",
-                  file=sys.stderr)
-            raise UsageError(str(exc), usage) from None
-        print("Config rolled back successfully." if command == "rollback" else "Config replaced successfully.")
-        return 0
-    if command == "checkpoint":
-        _flags(rest, *verbose_flags)
-        name = _one_argument(rest, "config checkpoint [OPTIONS] CHECKPOINT_NAME")
-        _need_root()
+CONFIG_USAGE = "config [OPTIONS] COMMAND [ARGS]..."
+VERBOSE_FLAGS = ("-v", "--verbose")  # accepted and ignored: the stand-in says the same either way
+
+
+def _config_apply_patch(args: list[str]) -> int:
+    usage = "config apply-patch [OPTIONS] PATCH_FILE_PATH"
+    dry_run = _flags(args, "-d", "--dry-run")
+    _flags(args, *VERBOSE_FLAGS)
+    path = _one_argument(args, usage)
+    _need_root()
+    if dry_run:
+        print("** DRY RUN EXECUTION **")
+    try:
+        patch = read_json(Path(path))
         with config_lock():
-            checkpoint_path(name).parent.mkdir(parents=True, exist_ok=True)
-            write_json(checkpoint_path(name), load_running(), indent=None)
-        print("Checkpoint created successfully.")
-        return 0
+            gcu_apply(patch, dry_run=dry_run)
+    except (ShimError, OSError, json.JSONDecodeError) as exc:
+        print(f"Failed to apply patch due to: {exc}", file=sys.stderr)
+        raise UsageError(str(exc), usage) from None
+    print("Patch applied successfully.")
+    return 0
+
+
+def _config_replace(command: str, args: list[str]) -> int:
+    """`config replace FILE` and `config rollback CHECKPOINT`: the same replace, from a file or a checkpoint."""
+    rollback = command == "rollback"
+    usage = f"config {command} [OPTIONS] " + ("CHECKPOINT_NAME" if rollback else "TARGET_FILE_PATH")
+    dry_run = _flags(args, "-d", "--dry-run")
+    _flags(args, *VERBOSE_FLAGS)
+    name = _one_argument(args, usage)
+    _need_root()
+    if dry_run:
+        print("** DRY RUN EXECUTION **")
+    try:
+        if rollback:
+            _log("Config Rollbacker", "Config rollbacking starting.")
+            if not checkpoint_path(name).is_file():
+                raise ShimError(f"Checkpoint '{name}' does not exist")
+            target = read_json(checkpoint_path(name))
+        else:
+            target = read_json(Path(name))
+        with config_lock():
+            gcu_replace(target, dry_run=dry_run)
+    except (ShimError, OSError, json.JSONDecodeError) as exc:
+        print("Failed to rollback config" if rollback else "Failed to replace config", file=sys.stderr)
+        raise UsageError(str(exc), usage) from None
+    print("Config rolled back successfully." if rollback else "Config replaced successfully.")
+    return 0
+
+
+def _config_checkpoint(args: list[str]) -> int:
+    _flags(args, *VERBOSE_FLAGS)
+    name = _one_argument(args, "config checkpoint [OPTIONS] CHECKPOINT_NAME")
+    _need_root()
+    with config_lock():
+        checkpoint_path(name).parent.mkdir(parents=True, exist_ok=True)
+        write_json(checkpoint_path(name), load_running(), indent=None)
+    print("Checkpoint created successfully.")
+    return 0
+
+
+def _config_delete_checkpoint(args: list[str]) -> int:
+    _flags(args, *VERBOSE_FLAGS)
+    usage = "config delete-checkpoint [OPTIONS] CHECKPOINT_NAME"
+    name = _one_argument(args, usage)
+    _need_root()
+    if not checkpoint_path(name).is_file():
+        print("Failed to delete config checkpoint", file=sys.stderr)
+        raise UsageError(f"Checkpoint '{name}' does not exist", usage)
+    checkpoint_path(name).unlink()
+    print("Checkpoint deleted successfully.")
+    return 0
+
+
+def _config_list_checkpoints(args: list[str]) -> int:
+    with_time = _flags(args, "-t", "--time")
+    _flags(args, *VERBOSE_FLAGS)
+    folder = etc() / CHECKPOINTS_DIR
+    names = sorted(p.name[:-len(CHECKPOINT_EXT)] for p in folder.glob(f"*{CHECKPOINT_EXT}")) \
+        if folder.is_dir() else []
+    listing: list[Any] = names
+    if with_time:
+        stamped = [{"name": n, "time": datetime.fromtimestamp(checkpoint_path(n).stat().st_mtime, tz=UTC)
+                    .isoformat()} for n in names]
+        listing = sorted(stamped, key=lambda c: str(c["time"]), reverse=True)
+    print(json.dumps(listing, indent=4))
+    return 0
+
+
+def _config_save(args: list[str]) -> int:
+    yes = _flags(args, "-y", "--yes")
+    if args:
+        raise UsageError("netgen lab: only the default file is emulated", "config save [OPTIONS] [FILENAME]")
+    _need_root()
+    if not yes:
+        answer = input("Existing files will be overwritten, continue? [y/N]: ")
+        if answer.strip().lower() not in ("y", "yes"):
+            fail("Aborted!")
+    print(f"Running command: /usr/local/bin/sonic-cfggen -d --print-data > {etc() / SAVED_FILE}")
+    failure = hook("before_save", etc() / SAVED_FILE)
+    if failure:  # the shell's redirection fails: exit 2, as sh's
+        print(str(failure), file=sys.stderr)
+        return 2
+    write_json(etc() / SAVED_FILE, load_running())
+    return 0
+
+
+def cmd_config(args: list[str]) -> int:
+    """`config COMMAND ...`: the subcommands the stand-in emulates, one function each."""
+    if not args:
+        raise UsageError("Missing command.", CONFIG_USAGE)
+    command, rest = args[0], args[1:]
+    if command == "apply-patch":
+        return _config_apply_patch(rest)
+    if command in ("replace", "rollback"):
+        return _config_replace(command, rest)
+    if command == "checkpoint":
+        return _config_checkpoint(rest)
     if command == "delete-checkpoint":
-        _flags(rest, *verbose_flags)
-        usage = "config delete-checkpoint [OPTIONS] CHECKPOINT_NAME"
-        name = _one_argument(rest, usage)
-        _need_root()
-        if not checkpoint_path(name).is_file():
-            print("Failed to delete config checkpoint", file=sys.stderr)
-            raise UsageError(f"Checkpoint '{name}' does not exist", usage)
-        checkpoint_path(name).unlink()
-        print("Checkpoint deleted successfully.")
-        return 0
+        return _config_delete_checkpoint(rest)
     if command == "list-checkpoints":
-        with_time = _flags(rest, "-t", "--time")
-        _flags(rest, *verbose_flags)
-        folder = etc() / CHECKPOINTS_DIR
-        names = sorted(p.name[:-len(CHECKPOINT_EXT)] for p in folder.glob(f"*{CHECKPOINT_EXT}")) \
-            if folder.is_dir() else []
-        listing: list[Any] = names
-        if with_time:
-            stamped = [{"name": n, "time": datetime.fromtimestamp(checkpoint_path(n).stat().st_mtime, tz=UTC)
-                        .isoformat()} for n in names]
-            listing = sorted(stamped, key=lambda c: str(c["time"]), reverse=True)
-        print(json.dumps(listing, indent=4))
-        return 0
+        return _config_list_checkpoints(rest)
     if command == "save":
-        yes = _flags(rest, "-y", "--yes")
-        if rest:
-            raise UsageError("netgen lab: only the default file is emulated", "config save [OPTIONS] [FILENAME]")
-        _need_root()
-        if not yes:
-            answer = input("Existing files will be overwritten, continue? [y/N]: ")
-            if answer.strip().lower() not in ("y", "yes"):
-                fail("Aborted!")
-        print(f"Running command: /usr/local/bin/sonic-cfggen -d --print-data > {etc() / SAVED_FILE}")
-        failure = hook("before_save", etc() / SAVED_FILE)
-        if failure:  # the shell's redirection fails: exit 2, as sh's
-            print(str(failure), file=sys.stderr)
-            return 2
-        write_json(etc() / SAVED_FILE, load_running())
-        return 0
+        return _config_save(rest)
     raise UsageError(f"No such command '{command}'. (netgen lab emulates apply-patch, replace, rollback,"
-                     " checkpoint, list-checkpoints, delete-checkpoint, save)", "config [OPTIONS] COMMAND [ARGS]...")
+                     " checkpoint, list-checkpoints, delete-checkpoint, save)", CONFIG_USAGE)
 
 
 def _vtysh(command: str) -> str:

@@ -1345,8 +1345,8 @@ def _interface_musts(cfg: _Parsed) -> Iterator[str]:
                 untagged[port_name] = vlan_name
 
 
-def _qos_musts(cfg: _Parsed) -> Iterator[str]:
-    # SCHEDULER: pir and cbs need cir > 0, pbs needs pir > 0; pir >= cir, pbs >= cbs.
+def _scheduler_musts(cfg: _Parsed) -> Iterator[str]:
+    """SCHEDULER: pir and cbs need cir > 0, pbs needs pir > 0; pir >= cir, pbs >= cbs."""
     for row, s in cfg.entries("SCHEDULER", Scheduler):
         cir = int(s.cir) if s.cir is not None else 0
         pir = int(s.pir) if s.pir is not None else 0
@@ -1360,7 +1360,10 @@ def _qos_musts(cfg: _Parsed) -> Iterator[str]:
                 yield f"{row.where}: pbs needs pir > 0"
             if s.cbs is not None and int(s.pbs) < int(s.cbs):
                 yield f"{row.where}: pbs {s.pbs} is below cbs {s.cbs}"
-    # WRED_PROFILE: max >= min; a max without its min fails the same must.
+
+
+def _wred_musts(cfg: _Parsed) -> Iterator[str]:
+    """WRED_PROFILE: max >= min per colour; a max without its min fails the same must."""
     for row, wred in cfg.entries("WRED_PROFILE", WredProfile):
         for color in ("green", "yellow", "red"):
             low, high = getattr(wred, f"{color}_min_threshold"), getattr(wred, f"{color}_max_threshold")
@@ -1370,7 +1373,10 @@ def _qos_musts(cfg: _Parsed) -> Iterator[str]:
                 yield f"{row.where}: {color}_max_threshold needs {color}_min_threshold"
             elif int(high) < int(low):
                 yield f"{row.where}: {color}_max_threshold {high} is below {color}_min_threshold {low}"
-    # BUFFER_POOL.percentage: never with size, and only in the dynamic buffer model.
+
+
+def _buffer_pool_musts(cfg: _Parsed) -> Iterator[str]:
+    """BUFFER_POOL.percentage: never with size, and only in the dynamic buffer model."""
     buffer_model = next((m.buffer_model for _, m in cfg.entries("DEVICE_METADATA", DeviceMetadata)), None)
     for row, pool in cfg.entries("BUFFER_POOL", BufferPool):
         if pool.percentage is not None and pool.size is not None:
@@ -1444,8 +1450,9 @@ def _same_family(one: str, other: str) -> bool:
     return ("." in one and "." in other) or (":" in one and ":" in other)
 
 
-def _management_musts(cfg: _Parsed) -> Iterator[str]:
-    # An invalid MGMT_VRF_CONFIG|vrf_global is reported on its own; its users are then not judged.
+def _mgmt_vrf_musts(cfg: _Parsed) -> Iterator[str]:
+    """A service in the 'mgmt' VRF needs the management VRF enabled. An invalid
+    MGMT_VRF_CONFIG|vrf_global is reported on its own; its users are then not judged."""
     mgmt_vrf = cfg.raw("MGMT_VRF_CONFIG", "vrf_global", "mgmtVrfEnabled") == "true" or (
         "vrf_global" in cfg.names("MGMT_VRF_CONFIG") and not any(cfg.entries("MGMT_VRF_CONFIG", MgmtVrfConfig)))
     for table, model, field in (("NTP", NtpGlobal, "vrf"), ("SYSLOG_SERVER", SyslogServer, "vrf"),
@@ -1453,6 +1460,10 @@ def _management_musts(cfg: _Parsed) -> Iterator[str]:
         for row, entry in cfg.entries(table, model):
             if getattr(entry, field) == "mgmt" and not mgmt_vrf:
                 yield f"{row.where}: {field} 'mgmt' needs MGMT_VRF_CONFIG|vrf_global.mgmtVrfEnabled 'true'"
+
+
+def _address_family_musts(cfg: _Parsed) -> Iterator[str]:
+    """Addresses that must share a family: a management interface's gateway, a syslog source."""
     for row, mgmt in cfg.entries("MGMT_INTERFACE", MgmtInterface):
         if not _same_family(row.parts[1], mgmt.gwaddr):
             yield f"{row.where}: gwaddr {mgmt.gwaddr} is not in the address family of {row.parts[1]}"
@@ -1460,6 +1471,11 @@ def _management_musts(cfg: _Parsed) -> Iterator[str]:
         if syslog.source is not None and not _same_family(syslog.source, row.key):
             yield (f"{row.where}: source {syslog.source} and the server address are not the same family"
                    " (YANG: both contain '.' or both ':')")
+
+
+def _service_musts(cfg: _Parsed) -> Iterator[str]:
+    """Management services' own musts: DNS options need a nameserver, sFlow's 'all' session takes no
+    sample rate, TACACS+ login needs the TACACS+ key."""
     for row, _ in cfg.entries("DNS_OPTIONS", DnsOptions):
         if not cfg.names("DNS_NAMESERVER"):
             yield f"{row.where}: needs at least one DNS_NAMESERVER"
@@ -1471,10 +1487,6 @@ def _management_musts(cfg: _Parsed) -> Iterator[str]:
         login = aaa.login or "local"
         if row.key == "authentication" and "tacacs+" in login.split(",") and not tacacs_key:
             yield f"{row.where}: login {login!r} needs TACPLUS|global.passkey"
-    yield from _snmp_musts(cfg)
-    for table, most in MAX_ENTRIES.items():
-        if len(cfg.names(table)) > most:
-            yield f"{table}: {len(cfg.names(table))} entries, SONiC allows at most {most}"
 
 
 def _snmp_musts(cfg: _Parsed) -> Iterator[str]:
@@ -1512,10 +1524,19 @@ def _snmp_musts(cfg: _Parsed) -> Iterator[str]:
             seen[ident] = row.key
 
 
+def _table_size_musts(cfg: _Parsed) -> Iterator[str]:
+    """The tables SONiC caps (MAX_ENTRIES)."""
+    for table, most in MAX_ENTRIES.items():
+        if len(cfg.names(table)) > most:
+            yield f"{table}: {len(cfg.names(table))} entries, SONiC allows at most {most}"
+
+
+# Run in this order: check_config_db reports their problems in it.
 CROSS_CHECKS: tuple[Callable[[_Parsed], Iterator[str]], ...] = (
     _port_references, _interface_references, _qos_references,
-    _device_musts, _interface_musts, _qos_musts, _pfc_wd_musts,
-    _management_references, _management_musts,
+    _device_musts, _interface_musts, _scheduler_musts, _wred_musts, _buffer_pool_musts, _pfc_wd_musts,
+    _management_references, _mgmt_vrf_musts, _address_family_musts, _service_musts, _snmp_musts,
+    _table_size_musts,
 )
 
 
