@@ -244,8 +244,8 @@ def render(fabric: str | Path | LoadedFabric, output: Path | None, *, devices: S
         NetgenInputError: The files cannot be loaded (UnreadableSecrets: a hash the render reads).
         netgen.topology.selection.SelectionError: A name or pattern of `devices` matches no device.
         netgen.output.inspection.OutputDirError: `output` may not be replaced, or the OS refused.
-        netgen.platforms.base.RenderInputError: A custom block or secret reference of the fabric.
-        netgen.platforms.base.RenderError: A netgen bug.
+        netgen.rendered.RenderInputError: A custom block or secret reference of the fabric.
+        netgen.rendered.RenderError: A netgen bug.
     """
     from netgen.output.lookahead import InspectionAhead  # noqa: PLC0415
     from netgen.platforms.render import render_fabric  # noqa: PLC0415
@@ -288,8 +288,8 @@ def _render_cache(loaded: LoadedFabric, output: Path | None, devices: Sequence[s
 def _whole_render_key(loaded: LoadedFabric) -> str | None:
     """fabric_key, or None where a local user's hash cannot be read: the render then reports that
     where it always has, after the design checks (design errors come first)."""
-    from netgen.platforms.base import RenderInputError  # noqa: PLC0415
     from netgen.platforms.render import fabric_key  # noqa: PLC0415
+    from netgen.rendered import RenderInputError  # noqa: PLC0415
 
     try:
         return fabric_key(loaded.fabric, loaded.catalog)

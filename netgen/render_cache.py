@@ -27,8 +27,8 @@ from typing import Any
 import jinja2
 from pydantic import BaseModel
 
-from netgen.platforms.base import Prepared
 from netgen.registry import NOS
+from netgen.rendered import Prepared
 from netgen.resources import PACKAGE
 from netgen.templating import TEMPLATE_ROOT
 

@@ -61,7 +61,7 @@ from netgen.deploy.pipeline import DeviceOutcome, RolloutReport, Status
 from netgen.deploy.recover import recovered
 from netgen.deploy.target import DeployTarget, TargetError, prepare_target
 from netgen.intent import NetgenInputError
-from netgen.platforms.base import RenderError
+from netgen.rendered import RenderError
 from netgen.safe_text import without_controls
 from netgen.topology.selection import select
 

@@ -45,8 +45,8 @@ from netgen.intent import NetgenInputError, load_fabric
 from netgen.intent.errors import InputProblem
 from netgen.intent.schema import catalog_schema, fabric_schema
 from netgen.output.inspection import OutputDirError
-from netgen.platforms.base import RenderError, RenderInputError
 from netgen.platforms.render import RenderResult
+from netgen.rendered import RenderError, RenderInputError
 from netgen.topology.effective import EffectiveSettings, effective_settings
 from netgen.topology.selection import SelectionError
 

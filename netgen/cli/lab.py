@@ -36,7 +36,7 @@ from netgen.lab.backends import BACKENDS
 from netgen.lab.plan import LabPlan, LabSliceError, SliceRequest
 from netgen.lab.site import write_site
 from netgen.lab.verify import DRILL_MODES, NOT_EXERCISED, LabResult, check_lldp, routing_state, verify, wait_for
-from netgen.platforms.base import RenderError
+from netgen.rendered import RenderError
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_LAB = "ng"

@@ -37,8 +37,8 @@ from netgen.deploy.options import DeployOptions
 from netgen.deploy.pipeline import GOOD, DeviceOutcome, RolloutReport, Status
 from netgen.deploy.rollout import Batch
 from netgen.deploy.target import DeployTarget
-from netgen.platforms.base import RenderInputError
 from netgen.platforms.output_dir import RenderDirError, render_or_read
+from netgen.rendered import RenderInputError
 from netgen.resources import ROLES
 
 DEFAULT_PLAYBOOK = ROLES / "rollout.yml"  # the checkout's roles/, or the wheel's copy (netgen/resources.py)

@@ -29,8 +29,8 @@ from netgen.deploy.inventory import (
 from netgen.deploy.ownership import Ownership, resolve
 from netgen.intent import LoadedFabric
 from netgen.intent.secrets import SecretError, fill_files
-from netgen.platforms.base import RenderError, RenderInputError
 from netgen.platforms.output_dir import RenderDirError, render_or_read
+from netgen.rendered import RenderError, RenderInputError
 from netgen.topology.selection import did_you_mean, select, terms_of
 
 

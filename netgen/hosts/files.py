@@ -15,7 +15,7 @@ import jinja2
 
 from netgen.hosts.plan import NCCL_CONF_MAX_FIELD, PRIORITIES, HostClass, HostPlan, HostQos
 from netgen.intent.fabric import Fabric
-from netgen.platforms.base import RenderedFile
+from netgen.rendered import RenderedFile
 from netgen.templating import template_env
 
 INVENTORY = "inventory"  # DIR/inventory/hosts.json; a class is never named so (class names end in "nic")

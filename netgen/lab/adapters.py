@@ -16,9 +16,9 @@ from netgen.context import DesignContext
 from netgen.intent.secrets import MARK, SecretError, fill_placeholders
 from netgen.lab.backend import check_lab_name
 from netgen.lab.plan import LabPlan, LabSliceError, NodeFacts, SliceRequest, build_plan, select_devices
-from netgen.platforms.base import RenderInputError
 from netgen.platforms.output_dir import RenderDirError, RenderDirFiles, render_or_read
 from netgen.registry import NOS
+from netgen.rendered import RenderInputError
 from netgen.topology.model import Device
 
 # A NOS's lab adapter: one device's rendered files (file name -> text) -> its lab node's facts.

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from netgen.output.inspection import STAGE_TAG, lstat_or_none
 from netgen.output.manifest import MARKER
-from netgen.platforms.base import RenderedFile, RenderError
+from netgen.rendered import RenderedFile, RenderError
 
 
 @dataclass(frozen=True, slots=True)

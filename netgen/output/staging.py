@@ -47,7 +47,7 @@ from netgen.output.inspection import (
 from netgen.output.lookahead import InspectionAhead
 from netgen.output.manifest import MARKER, Manifest, Marker, Seen, WholeRender, manifest_bytes
 from netgen.output.manifest_mac import manifest_key
-from netgen.platforms.base import RenderedFile, RenderError
+from netgen.rendered import RenderedFile, RenderError
 
 
 class Stage:

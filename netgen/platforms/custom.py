@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from netgen.intent.custom import CustomConfig, layered
-from netgen.platforms.base import RenderInputError
+from netgen.rendered import RenderInputError
 from netgen.topology.model import Device
 
 MARK = "! custom_config "

@@ -44,10 +44,10 @@ from netgen.output.lookahead import InspectionAhead
 from netgen.output.manifest import WholeRender
 from netgen.output.staging import Stage
 from netgen.platforms import base
-from netgen.platforms.base import RenderedFile, RenderError
 from netgen.platforms.services import read_local_users
 from netgen.platforms.zone_inputs import zone_inputs
 from netgen.registry import NOS
+from netgen.rendered import RenderedFile, RenderError
 from netgen.topology.model import Device
 
 ProgressHook = Callable[[Device], None]

@@ -11,7 +11,7 @@ from netgen.intent.fabric import Fabric
 from netgen.intent.secrets import SecretError, SecretRef, placeholder, read_hash
 from netgen.intent.services import SHA512_CRYPT, effective_services
 from netgen.intent.services import Aaa as IntentAaa
-from netgen.platforms.base import RenderInputError
+from netgen.rendered import RenderInputError
 from netgen.topology.model import Device
 
 

@@ -37,9 +37,9 @@ from collections.abc import Mapping
 
 from netgen.context import DesignContext
 from netgen.platforms import base
-from netgen.platforms.base import RenderInputError
 from netgen.platforms.policy import fabric_sets
 from netgen.platforms.services import read_local_users
+from netgen.rendered import RenderInputError
 from netgen.topology.expand import atsw_ports_per_zone
 from netgen.topology.model import Role
 

@@ -8,7 +8,7 @@ import pytest
 from netgen.checks import DesignContext
 from netgen.intent import load_fabric
 from netgen.platforms import render
-from netgen.platforms.base import RenderInputError
+from netgen.rendered import RenderInputError
 from netgen.topology import expand
 from tests.conftest import SMALL
 

@@ -34,7 +34,7 @@ from netgen.output.lookahead import InspectionAhead
 from netgen.output.manifest import MARKER
 from netgen.output.staging import write_atomically
 from netgen.platforms import render
-from netgen.platforms.base import RenderedFile
+from netgen.rendered import RenderedFile
 from tests.conftest import SMALL, render_tree, run_cli
 
 pytestmark = pytest.mark.render

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from netgen.nos.sonic import config_db as builder
 from netgen.nos.sonic.config_db import serialized
-from netgen.platforms.base import RenderError
+from netgen.rendered import RenderError
 
 pytestmark = pytest.mark.render
 

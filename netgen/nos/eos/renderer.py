@@ -11,8 +11,8 @@ from netgen.intent.custom import CustomConfig
 from netgen.nos.eos import BUNDLE
 from netgen.nos.eos.structure import check_eos_config
 from netgen.nos.eos.view import EosView, build_view
-from netgen.platforms.base import Prepared, RenderedFile
 from netgen.platforms.custom import blocks_for, merge_eos
+from netgen.rendered import Prepared, RenderedFile
 from netgen.templating import template_env
 from netgen.topology.model import Device, Port
 

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from netgen.nos.sonic.view import SonicView
-from netgen.platforms.base import RenderError
+from netgen.rendered import RenderError
 
 Tables = dict[str, dict[str, Any]]
 

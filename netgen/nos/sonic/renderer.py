@@ -16,7 +16,6 @@ from netgen.nos.sonic import BUNDLE
 from netgen.nos.sonic.config_db import config_db as build_config_db
 from netgen.nos.sonic.config_db import serialized
 from netgen.nos.sonic.view import SonicView, build_view, port_alias
-from netgen.platforms.base import Prepared, RenderedFile
 from netgen.platforms.custom import (
     PROVENANCE_FILE,
     CustomConfigError,
@@ -25,6 +24,7 @@ from netgen.platforms.custom import (
     merge_config_db,
     merge_frr,
 )
+from netgen.rendered import Prepared, RenderedFile
 from netgen.templating import template_env
 from netgen.topology.model import Device, Port
 

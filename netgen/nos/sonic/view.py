@@ -29,10 +29,10 @@ from typing import Any
 from netgen.context import DesignContext
 from netgen.intent.catalog import PlatformModel, ProfileSetting
 from netgen.nos.sonic.services import services_tables
-from netgen.platforms.base import RenderError
 from netgen.platforms.features import dscp_to_tc, hashes_on_qp, runs_pfc_watchdog, tc_to_queue
 from netgen.platforms.routing import BgpPlan, bgp_plan, interface_text
 from netgen.platforms.services import ServicesPlan, services_plan
+from netgen.rendered import RenderError
 from netgen.topology.buffers import FROM_SKU, DeviceBufferPlan
 from netgen.topology.model import Device, Port, PortKind, Role
 from netgen.topology.ports import PORT_NAMERS

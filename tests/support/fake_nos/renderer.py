@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from netgen.context import DesignContext
-from netgen.platforms.base import Prepared, RenderedFile
+from netgen.rendered import Prepared, RenderedFile
 from netgen.templating import template_env
 from netgen.topology.model import Device, Port
 from tests.support.fake_nos import BUNDLE, NAME
