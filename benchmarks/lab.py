@@ -20,7 +20,7 @@ from netgen.intent import load_fabric
 from netgen.lab.adapters import plan_lab
 from netgen.lab.netns import NetnsBackend, prerequisites
 from netgen.lab.plan import SliceRequest
-from netgen.lab.verify import routing_state, verify, wait_for
+from netgen.lab.verify import DRILL_MODES, routing_state, verify, wait_for
 from netgen.topology import expand
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,7 +32,7 @@ def main() -> int:
     parser.add_argument("--zone", type=int)
     parser.add_argument("--racks", type=int)
     parser.add_argument("--ctsw", type=int)
-    parser.add_argument("--drill-mode", default="drain", choices=["drain", "cut"])
+    parser.add_argument("--drill-mode", default="drain", choices=list(DRILL_MODES))
     args = parser.parse_args()
     if args.fabric.endswith("meta-24k") and args.zone is None:
         args.zone, args.racks, args.ctsw = 1, 16, 4

@@ -35,7 +35,16 @@ from netgen.lab.backend import BuildReport, LabBackend, LabError, check_lab_name
 from netgen.lab.backends import BACKENDS
 from netgen.lab.plan import LabPlan, LabSliceError, SliceRequest
 from netgen.lab.site import write_site
-from netgen.lab.verify import DRILL_MODES, NOT_EXERCISED, LabResult, check_lldp, routing_state, verify, wait_for
+from netgen.lab.traffic import DEFAULT_FLOWS, DEFAULT_RATE, TrafficSpec
+from netgen.lab.verify import (
+    DRILL_MODES,
+    NOT_EXERCISED,
+    LabResult,
+    check_lldp,
+    routing_state,
+    verify,
+    wait_for,
+)
 from netgen.rendered import RenderError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -224,16 +233,27 @@ def _print_failures(failed: list[LabResult], limit: int = 20) -> None:
 @click.option("--drill", is_flag=True, help="Also take one CTSW out, check ECMP shrinks and traffic flows, restore.")
 @click.option("--drill-device", metavar="CTSW", help="The CTSW to take out (default: the first of the lab).")
 @click.option("--drill-mode", type=click.Choice(DRILL_MODES), default="drain", show_default=True,
-              help="drain: shut its BGP sessions; cut: take all its links down.")
+              help="drain: the graceful drain (an AS-path prepend; sessions stay up); shutdown: shut its BGP"
+                   " sessions; cut: take all its links down.")
+@click.option("--traffic", is_flag=True,
+              help="With --drill: UDP flows between every pair of the lab's hosts, their loss counted per phase.")
+@click.option("--traffic-flows", type=click.IntRange(min=1), default=DEFAULT_FLOWS, show_default=True,
+              help="Flows in all, spread over every ordered pair of hosts (each its own UDP source port).")
+@click.option("--traffic-rate", type=click.FloatRange(min=1, max=1000), default=DEFAULT_RATE, show_default=True,
+              help="Datagrams per second on each flow.")
 @click.option("--wait", type=float, default=0.0, show_default=True,
               help="Seconds to wait for convergence before judging (0: judge now).")
 @json_option
-def verify_command(name: str, drill: bool, drill_device: str | None, drill_mode: str, wait: float,
-                   as_json: bool) -> None:
+def verify_command(name: str, drill: bool, drill_device: str | None, drill_mode: str, traffic: bool,
+                   traffic_flows: int, traffic_rate: float, wait: float, as_json: bool) -> None:
     """Check a running lab: sessions, ECMP width per RTSW, loopback and host pings; optional drill."""
+    if traffic and not drill:
+        fail("--traffic runs during a drill: add --drill", as_json)
+    spec = TrafficSpec(flows=traffic_flows, rate=traffic_rate) if traffic else None
     try:
         backend = _attach(name)
-        report = verify(backend, drill=drill, drill_device=drill_device, drill_mode=drill_mode, wait=wait)
+        report = verify(backend, drill=drill, drill_device=drill_device, drill_mode=drill_mode, wait=wait,
+                        traffic=spec)
     except LabError as exc:
         fail(str(exc), as_json)
     report["exit_code"] = EXIT_OK if report["ok"] else EXIT_DESIGN

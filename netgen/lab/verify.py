@@ -11,6 +11,8 @@ behaviour that neither FRR, the kernel, cEOS nor sonic-vs implement; render-time
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import time
 from collections.abc import Callable, Iterable
@@ -21,6 +23,8 @@ from typing import Any, Protocol
 
 from netgen.lab.backend import ExecResult, LabBackend, LabError
 from netgen.lab.plan import LabNode, LabPlan
+from netgen.lab.traffic import PhaseLoss, TrafficRun, TrafficSpec
+from netgen.platforms import frr_drain
 
 NOT_EXERCISED = ("PFC, ECN/DCQCN, buffers, queue scheduling and QP hashing are ASIC features: neither FRR, the"
                  " kernel, cEOS nor sonic-vs implement them, so the lab cannot test them; `netgen render` checks"
@@ -367,16 +371,50 @@ def routing_state(backend: LabBackend, plan: LabPlan, down: frozenset[str] = fro
 
 # --- the drill ------------------------------------------------------------------------------------
 
-DRILL_MODES = ("drain", "cut")
+# drain: the graceful drain (its sessions and FIB stay; every neighbour stops choosing it first);
+# shutdown: every BGP session shut (a hard stop); cut: every port down, as if it lost power
+DRILL_MODES = ("drain", "shutdown", "cut")
+# each mode's phases, as the traffic counts them: steady before, going out, out, coming back, steady after
+PHASES = {"drain": ("before", "drain", "drained", "undrain", "after"),
+          "shutdown": ("before", "shutdown", "shut", "no-shutdown", "after"),
+          "cut": ("before", "cut", "out", "restore", "after")}
 
 
-def _drill_commands(plan: LabPlan, target: LabNode, mode: str, restore: bool) -> list[list[str]]:
+@dataclass(frozen=True, slots=True)
+class GracefulDrain:
+    """How the drill drains an FRR router gracefully and reads it back: by default netgen's own
+    (FRR_DRAIN: netgen/platforms/frr_drain.py, as a SONiC switch is drained); a test may hand in
+    another to see the drill judge a drain that fails."""
+
+    drain: Callable[[str], list[str]]  # the router's FRR config -> the vtysh lines that drain it
+    undrain: Callable[[str], list[str]]  # ... that remove exactly what `drain` added
+    drained: Callable[[str], bool | None]  # its running config -> drained, not drained, or neither
+
+
+FRR_DRAIN = GracefulDrain(drain=lambda conf: frr_drain.drain_commands(frr_drain.scope_of_config(conf)),
+                          undrain=lambda conf: frr_drain.undrain_commands(frr_drain.scope_of_config(conf)),
+                          drained=frr_drain.drained_state)
+
+
+def _vtysh(lines: list[str]) -> list[str]:
+    argv = ["vtysh"]
+    for line in lines:
+        argv += ["-c", line]
+    return argv
+
+
+def _drill_commands(plan: LabPlan, target: LabNode, mode: str, restore: bool,
+                    graceful: GracefulDrain | None = None) -> list[list[str]]:
     if mode == "cut":  # every cable of the switch goes dark, as if it lost power
         state = "up" if restore else "down"
         ports = [link.b_if if link.b == target.name else link.a_if for link in plan.links
                  if target.name in (link.a, link.b)]
         return [["ip", "link", "set", "dev", port, state] for port in ports]
-    # drain: shut every BGP session, as an operator drains a spine before maintenance
+    if mode == "drain":
+        if graceful is None or target.frr_conf is None:
+            raise LabError(f"{target.name}: the graceful drain needs the router's FRR config and the drain's commands")
+        return [_vtysh((graceful.undrain if restore else graceful.drain)(target.frr_conf))]
+    # shutdown: shut every BGP session, a hard stop (routes withdrawn with the sessions)
     neighbours = [s.a_ip if s.b == target.name else s.b_ip for s in plan.sessions if target.name in (s.a, s.b)]
     prefix = "no " if restore else ""
     script = ["vtysh", "-c", "configure terminal", "-c", f"router bgp {target.asn}"]
@@ -385,66 +423,264 @@ def _drill_commands(plan: LabPlan, target: LabNode, mode: str, restore: bool) ->
     return [script]
 
 
-def run_drill(backend: LabBackend, plan: LabPlan, target_name: str | None, mode: str,
-              timeout: float = 60.0) -> list[LabResult]:
+def ecmp_widths(backend: LabBackend, plan: LabPlan) -> dict[str, list[int]]:
+    """Per RTSW, the next-hop counts in its forwarding table towards every other RTSW's prefixes
+    (each distinct count once; 0 where a prefix is missing)."""
+    rtsws = plan.routers("rtsw")
+    tables = _parallel([n.name for n in rtsws], lambda n: _reader(backend, n).bgp_routes(backend, n))
+    return {source.name: sorted({tables[source.name].get(str(ip_interface(p).network), 0)
+                                 for target in rtsws if target is not source for p in target.announces})
+            for source in rtsws}
+
+
+@dataclass(frozen=True, slots=True)
+class _Learned:
+    neighbour: str
+    address: str  # the drained switch's address on this session
+    paths: dict[str, str]  # prefix -> AS path, as the neighbour holds it from this session
+
+
+def learned_from(backend: LabBackend, plan: LabPlan, target: LabNode) -> list[_Learned]:
+    """What each neighbour of `target` learns from it, session by session (FRR `show bgp ...
+    neighbors ADDRESS routes json`: the paths of that session the neighbour accepted)."""
+    ends = sorted((s.b if s.a == target.name else s.a, s.a_ip if s.a == target.name else s.b_ip, s.afi)
+                  for s in plan.sessions if target.name in (s.a, s.b))
+
+    def read(end: tuple[str, str, str]) -> _Learned:
+        node, address, afi = end
+        command = f"show bgp {afi} unicast neighbors {address} routes json"
+        data = _json(backend.exec(node, ["vtysh", "-c", command]), node, command) or {}
+        paths = {}
+        for prefix, entries in (data.get("routes") or {}).items():
+            for entry in entries if isinstance(entries, list) else [entries]:
+                path = entry.get("path")
+                paths[prefix] = str(path if path is not None else (entry.get("aspath") or {}).get("string", ""))
+        return _Learned(node, address, paths)
+
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        return list(pool.map(read, ends))
+
+
+def compare_learned(before: list[_Learned], during: list[_Learned], asn: int | None) -> tuple[bool, str]:
+    """Whether every neighbour learns the same prefixes from the drained switch as before, each on a
+    path longer only by the switch's own ASN (prepended): no route leaked, none lost."""
+    problems, extra = [], set()
+    for old, new in zip(before, during, strict=True):
+        if set(old.paths) != set(new.paths):
+            gained, lost = sorted(set(new.paths) - set(old.paths)), sorted(set(old.paths) - set(new.paths))
+            problems.append(f"{old.neighbour} from {old.address}: gained {gained[:3]}, lost {lost[:3]}")
+            continue
+        for prefix, path in new.paths.items():
+            was, now = old.paths[prefix].split(), path.split()
+            added = now[:len(now) - len(was)]
+            if now[len(added):] != was or not added or set(added) != {str(asn)}:
+                problems.append(f"{old.neighbour} from {old.address}: {prefix} path {path!r},"
+                                f" was {old.paths[prefix]!r}")
+            else:
+                extra.add(len(added))
+    if problems:
+        return False, f"{len(problems)} difference(s): " + "; ".join(problems[:3])
+    counts = {len(s.paths) for s in before}
+    return True, (f"{len(before)} sessions: the same prefixes as before ({'/'.join(map(str, sorted(counts)))} each),"
+                  f" every path longer by {'/'.join(map(str, sorted(extra)))} x AS {asn}")
+
+
+@dataclass
+class Drill:
+    """A drill's results, the ECMP widths every RTSW had before, while the switch was out and after,
+    and with traffic, each phase's datagrams sent and lost."""
+
+    device: str
+    mode: str
+    results: list[LabResult] = field(default_factory=list)
+    widths: dict[str, list[list[int]]] = field(default_factory=dict)  # RTSW -> [before, out, after]
+    traffic: list[PhaseLoss] = field(default_factory=list)
+    forwarded: list[int] = field(default_factory=list)  # per traffic phase: IPv4 datagrams the switch forwarded
+    receiver_drops: int = 0
+    send_errors: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"device": self.device, "mode": self.mode, "ecmp_widths": self.widths,
+                "traffic": [{**p.as_dict(), "forwarded_by_device": n}
+                            for p, n in zip(self.traffic, self.forwarded, strict=True)],
+                "receiver_buffer_drops": self.receiver_drops, "send_errors": self.send_errors}
+
+
+def forwarded_datagrams(backend: LabBackend, node: str) -> int:
+    """The IPv4 datagrams `node` has forwarded (its namespace's Ip ForwDatagrams): the traffic
+    through it, never its own BGP, BFD or LLDP."""
+    result = backend.exec(node, ["cat", "/proc/net/snmp"])
+    rows = [line.split() for line in result.stdout.splitlines() if line.startswith("Ip:")]
+    if not result.ok or len(rows) < 2 or "ForwDatagrams" not in rows[0]:
+        raise LabError(f"{node}: no Ip ForwDatagrams in /proc/net/snmp")
+    return int(rows[1][rows[0].index("ForwDatagrams")])
+
+
+def _width_text(widths: list[int]) -> str:
+    return "/".join(map(str, widths)) or "none"
+
+
+def _running_config(backend: LabBackend, node: str) -> str:
+    result = backend.exec(node, ["vtysh", "-c", "show running-config"])
+    if not result.ok:
+        raise LabError(f"{node}: show running-config failed: {result.stderr.strip()[:300]}")
+    return result.stdout
+
+
+def _drill_target(plan: LabPlan, target_name: str | None) -> LabNode:
     ctsws = plan.routers("ctsw")
     if not ctsws:
         raise LabError("the drill needs a CTSW in the lab slice")
     if target_name is None:
-        target = ctsws[0]
-    elif target_name in plan.nodes and plan.nodes[target_name].role == "ctsw":
-        target = plan.nodes[target_name]
-    else:
-        raise LabError(f"--drill-device {target_name!r}: choose a CTSW of the lab: "
-                       + ", ".join(n.name for n in ctsws[:8]))
-    if backend.node_flavour(target.name) != "frr" and mode == "drain":
-        raise LabError(f"{target.name}: the drain drill needs an FRR node; use --drill-mode cut")
-    results: list[LabResult] = []
-    down = frozenset({target.name})
-    subject = f"{mode} {target.name}"
+        return ctsws[0]
+    if target_name in plan.nodes and plan.nodes[target_name].role == "ctsw":
+        return plan.nodes[target_name]
+    raise LabError(f"--drill-device {target_name!r}: choose a CTSW of the lab: " + ", ".join(n.name for n in ctsws[:8]))
 
-    def apply(restore: bool) -> None:
-        for argv in _drill_commands(plan, target, mode, restore):
-            result = backend.exec(target.name, argv)
+
+@dataclass
+class _Steps:
+    """One drill's steps on its switch, and the results they add."""
+
+    backend: LabBackend
+    plan: LabPlan
+    target: LabNode
+    mode: str
+    graceful: GracefulDrain | None
+    results: list[LabResult]
+
+    @property
+    def subject(self) -> str:
+        return f"{self.mode} {self.target.name}"
+
+    def add(self, what: str, ok: bool, detail: str, node: str | None = None) -> None:
+        self.results.append(LabResult("drill", node or self.target.name, f"{self.subject}: {what}", ok, detail))
+
+    def apply(self, restore: bool) -> None:
+        for argv in _drill_commands(self.plan, self.target, self.mode, restore, self.graceful):
+            result = self.backend.exec(self.target.name, argv)
             if not result.ok:
-                raise LabError(f"{target.name}: drill command {' '.join(argv[:6])} failed: {result.stderr.strip()}")
+                raise LabError(f"{self.target.name}: drill command {' '.join(argv[:6])} failed:"
+                               f" {result.stderr.strip()}")
 
-    before = {s.label() for s in plan.sessions if target.name not in (s.a, s.b)}
-    apply(restore=False)
-    try:
-        ecmp, seconds = wait_for(lambda: check_ecmp(backend, plan, down), timeout)
-        results.append(LabResult("drill", target.name, f"{subject}: ECMP shrinks", converged(ecmp),
-                                 f"every RTSW at the reduced width after {seconds:.1f} s" if converged(ecmp)
-                                 else "; ".join(r.detail for r in ecmp if not r.ok)[:600]))
-        pings = check_pings(backend, plan, label="drill")
-        results += [LabResult("drill", r.node, f"{subject}: {r.subject} while out", r.ok, r.detail) for r in pings]
-        others = [r for r in check_sessions(backend, plan) if r.subject in before]
+    def read_back(self, want: bool, what: str) -> None:
+        assert self.graceful is not None
+        state = self.graceful.drained(_running_config(self.backend, self.target.name))
+        reads = "drained" if state else "neither drained nor undrained" if state is None else "not drained"
+        self.add(what, state is want, f"its running config reads {reads}")
+
+    def drained_checks(self, learned: list[_Learned]) -> None:
+        """While a graceful drain holds: read back, drained again (nothing changes), no route leaked."""
+        self.read_back(True, "read back drained")
+        held = _running_config(self.backend, self.target.name)
+        self.apply(restore=False)
+        same = _running_config(self.backend, self.target.name) == held
+        self.add("drained twice adds nothing", same, "the running config is the same after a second drain" if same
+                 else "a second drain changed the running config")
+        ok, detail = compare_learned(learned, learned_from(self.backend, self.plan, self.target), self.target.asn)
+        self.add("no route leaked", ok, detail)
+
+    def out_checks(self, sessions: set[str]) -> None:
+        """While the switch is out, in every mode: pings, and the sessions that must stay up."""
+        for r in check_pings(self.backend, self.plan, label="drill"):
+            self.add(f"{r.subject} while out", r.ok, r.detail, node=r.node)
+        others = [r for r in check_sessions(self.backend, self.plan) if r.subject in sessions]
         bad = [r for r in others if not r.ok]
-        results.append(LabResult("drill", target.name, f"{subject}: other sessions stay up", not bad,
-                                  f"{len(others)} sessions not touching {target.name} stayed Established" if not bad
-                                  else "; ".join(r.detail for r in bad[:3])))
-    finally:
-        apply(restore=True)
-    state, seconds = wait_for(lambda: routing_state(backend, plan), timeout)
-    results.append(LabResult("drill", target.name, f"{subject}: restored", converged(state),
-                             f"all sessions Established and full ECMP again after {seconds:.1f} s"
-                             if converged(state) else "; ".join(r.detail for r in state if not r.ok)[:600]))
-    return results
+        graceful = self.mode == "drain"
+        self.add("every session stays up" if graceful else "other sessions stay up", not bad,
+                 "; ".join(r.detail for r in bad[:3]) if bad else
+                 f"{len(others)} sessions{'' if graceful else f' not touching {self.target.name}'} stayed Established")
+
+
+def _closing_results(steps: _Steps, drill: Drill) -> None:
+    steady = all(w[0] == w[2] for w in drill.widths.values())
+    steps.add("ECMP widths", steady, ", ".join(f"{rtsw} {' -> '.join(_width_text(x) for x in w)}"
+                                               for rtsw, w in drill.widths.items()))
+    for loss, through in zip(drill.traffic, drill.forwarded, strict=True):
+        # the steady phases lose nothing in every mode, a drain nothing at all; what a shutdown or
+        # a cut loses is what the drill measures, never a failure
+        lossless = steps.mode == "drain" or loss.phase in ("before", "after")
+        steps.add(f"traffic {loss.phase}", loss.lost == 0 or not lossless,
+                  f"{loss.describe()}; {drill.device} forwarded {through}")
+
+
+def run_drill(backend: LabBackend, plan: LabPlan, target_name: str | None, mode: str, timeout: float = 60.0,
+              graceful: GracefulDrain = FRR_DRAIN, traffic: TrafficSpec | None = None) -> Drill:
+    """Take one CTSW out (`mode`), check every RTSW's ECMP shrinks, pings and sessions while it is
+    out (a drain: read back, repeat-safe, no route leaked), put it back and check everything is as
+    before; with `traffic`, flows between the hosts count each phase's loss. Each phase ends when
+    the read-back says it has (converged), never after a set time."""
+    target = _drill_target(plan, target_name)
+    if backend.node_flavour(target.name) != "frr" and mode != "cut":
+        raise LabError(f"{target.name}: the {mode} drill needs an FRR node; use --drill-mode cut")
+    drill = Drill(target.name, mode)
+    steps = _Steps(backend, plan, target, mode, graceful, drill.results)
+    down = frozenset({target.name})
+    going, out, coming = PHASES[mode][1:4]
+    widths: list[dict[str, list[int]]] = [ecmp_widths(backend, plan)]
+    learned = learned_from(backend, plan, target) if mode == "drain" else []
+    sessions = {s.label() for s in plan.sessions if mode == "drain" or target.name not in (s.a, s.b)}
+    with contextlib.ExitStack() as stack:
+        run = stack.enter_context(TrafficRun(backend, plan, traffic)) if traffic is not None else None
+        counts: list[int] = []  # the switch's forwarded datagrams at each mark
+
+        def mark(phase: str) -> None:
+            if run is not None:
+                counts.append(forwarded_datagrams(backend, target.name))
+                run.mark(phase)
+
+        if run is not None:
+            run.start()
+            mark("before")
+            # the traffic settles on a fabric the read-back finds converged, however long that takes
+            wait_for(lambda: routing_state(backend, plan), timeout)
+        mark(going)
+        steps.apply(restore=False)
+        try:
+            ecmp, seconds = wait_for(lambda: check_ecmp(backend, plan, down), timeout)
+            mark(out)
+            steps.add("ECMP shrinks", converged(ecmp), f"every RTSW at the reduced width after {seconds:.1f} s"
+                      if converged(ecmp) else "; ".join(r.detail for r in ecmp if not r.ok)[:600])
+            widths.append(ecmp_widths(backend, plan))
+            if mode == "drain":
+                steps.drained_checks(learned)
+            steps.out_checks(sessions)
+        finally:
+            mark(coming)
+            steps.apply(restore=True)
+        state, seconds = wait_for(lambda: routing_state(backend, plan), timeout)
+        mark("after")
+        steps.add("restored", converged(state), f"all sessions Established and full ECMP again after {seconds:.1f} s"
+                  if converged(state) else "; ".join(r.detail for r in state if not r.ok)[:600])
+        if mode == "drain":
+            steps.read_back(False, "read back undrained")
+        widths.append(ecmp_widths(backend, plan))
+        if run is not None:
+            routing_state(backend, plan)  # the traffic's settle after: one more whole read-back
+            counts.append(forwarded_datagrams(backend, target.name))
+            drill.traffic = run.stop()
+            drill.forwarded = [b - a for a, b in itertools.pairwise(counts)]
+            drill.receiver_drops, drill.send_errors = run.receiver_drops, run.send_errors
+    drill.widths = {rtsw: [w[rtsw] for w in widths] for rtsw in widths[0]}
+    _closing_results(steps, drill)
+    return drill
 
 
 # --- the report -----------------------------------------------------------------------------------
 
 
 def verify(backend: LabBackend, drill: bool = False, drill_device: str | None = None, drill_mode: str = "drain",
-           wait: float = 0.0) -> dict[str, Any]:
+           wait: float = 0.0, graceful: GracefulDrain = FRR_DRAIN,
+           traffic: TrafficSpec | None = None) -> dict[str, Any]:
     plan = backend.plan()
     if wait > 0:
         routing, _ = wait_for(lambda: routing_state(backend, plan), wait)
     else:
         routing = routing_state(backend, plan)
     results = routing + check_lldp(backend, plan) + check_pings(backend, plan)
-    if drill:
-        results += run_drill(backend, plan, drill_device, drill_mode)
+    drilled = run_drill(backend, plan, drill_device, drill_mode, graceful=graceful, traffic=traffic) if drill else None
+    if drilled is not None:
+        results += drilled.results
     failed = [r for r in results if not r.ok]
     sessions = [r for r in results if r.check == "bgp-session"]
     return {
@@ -460,4 +696,5 @@ def verify(backend: LabBackend, drill: bool = False, drill_device: str | None = 
         "results": [r.as_dict() for r in results],
         "frr_sources": sorted({f"{n.nos}: {n.frr_source}" for n in plan.routers()}),
         "not_exercised": NOT_EXERCISED,
+        **({"drill": drilled.as_dict()} if drilled is not None else {}),
     }

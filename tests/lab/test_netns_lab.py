@@ -164,11 +164,14 @@ def test_drain_drill_shrinks_ecmp_and_restores(small_lab):
     code, report = cli_json("lab", "verify", "--name", name, "--drill", "--drill-device", "z01-ctsw02")
     drill = [r for r in report["results"] if r["check"] == "drill"]
     assert code == 0, [r for r in report["results"] if not r["ok"]]
-    assert [r["subject"] for r in drill] == [
-        "drain z01-ctsw02: ECMP shrinks", "drain z01-ctsw02: loopback mesh while out",
-        "drain z01-ctsw02: loopback-v6 mesh while out", "drain z01-ctsw02: host mesh while out",
-        "drain z01-ctsw02: other sessions stay up", "drain z01-ctsw02: restored"]
+    assert [r["subject"].removeprefix("drain z01-ctsw02: ") for r in drill] == [
+        "ECMP shrinks", "read back drained", "drained twice adds nothing", "no route leaked", "loopback mesh while out",
+        "loopback-v6 mesh while out", "host mesh while out", "every session stays up", "restored",
+        "read back undrained", "ECMP widths"]
     assert all(r["ok"] for r in drill)
+    # the whole fabric: zone 1's RTSWs lose the drained CTSW's 4 links, zone 2's keep all 16
+    assert report["drill"]["ecmp_widths"]["z01-rtsw001"] == [[16], [12], [16]]
+    assert report["drill"]["ecmp_widths"]["z02-rtsw001"] == [[16], [16], [16]]
 
 
 def test_cut_drill_width_during_the_cut(small_lab):
@@ -252,7 +255,9 @@ def test_route_policy_stops_a_leaking_rtsw_at_its_ctsw(small_lab):
         bgp("exit-address-family", "no bgp network import-check", "address-family ipv4 unicast",
             f"network {foreign}", f"network {hijack}", "neighbor UPLINK route-map LEAK out")
         wait(lambda: {foreign, hijack} <= advertised_to_ctsw(), "z01-rtsw001 never sent the leak")
-        time.sleep(3)  # several keepalive intervals: the updates have reached z01-ctsw01
+        # the hijack, announced with the foreign prefix, has reached z01-ctsw01: so has the foreign one,
+        # which its import policy dropped (waited for by what arrived, not for a time)
+        wait(lambda: bool(paths_at_ctsw(hijack)), "z01-ctsw01 never received the leaked updates")
         assert paths_at_ctsw(foreign) == []
         hijack_paths = paths_at_ctsw(hijack)
         assert hijack_paths and all(path.split()[0] == "4200000000" for path in hijack_paths), hijack_paths

@@ -26,6 +26,7 @@ from netgen.lab.verify import (
     EosReader,
     Expectations,
     FrrReader,
+    GracefulDrain,
     _drill_commands,
     as_number,
     check_ecmp,
@@ -33,6 +34,14 @@ from netgen.lab.verify import (
     check_sessions,
     run_drill,
     verify,
+)
+from netgen.platforms.frr_drain import (
+    DrainScope,
+    drain_commands,
+    drained_state,
+    scope_of_config,
+    undrain_commands,
+    vtysh_argv,
 )
 from netgen.topology import Topology, expand
 from netgen.topology.model import Role
@@ -42,6 +51,10 @@ pytestmark = pytest.mark.render
 
 SUMMARY = ("vtysh", "-c", "show bgp summary json")
 AFI_KEY = {"ipv4": "ipv4Unicast", "ipv6": "ipv6Unicast"}
+# the drill's graceful drain as the CLI hands it in (netgen/cli/lab.py)
+GRACEFUL = GracefulDrain(drain=lambda conf: drain_commands(scope_of_config(conf)),
+                         undrain=lambda conf: undrain_commands(scope_of_config(conf)), drained=drained_state)
+DRAIN_SCOPE = DrainScope(4200000001, ("RM-FABRIC-OUT", "RM-ZONE-01-OUT"))  # a CTSW: to its RTSWs, to the ATSWs
 ASN = {"z01-ctsw01": 4200000001, "z01-rtsw001": 4201010001, "z02-rtsw004": 4201020004, "atsw01": 4200000000}
 
 
@@ -96,6 +109,9 @@ class FakeLab:
         self.ping_failures: dict[tuple[str, str], int] = {}  # (node, target ip) -> failing attempts
         self.out: set[str] = set()  # switches the drill took out (drained or cut)
         self.honour_drill = True  # False: a broken fabric whose routes ignore the drain
+        self.drained: set[str] = set()  # switches gracefully drained: sessions up, routes avoid them
+        self.entries: dict[str, dict[str, list[str]]] = {}  # node -> route-map entry header -> its lines
+        self.leak: list[str] = []  # prefixes a drained switch announces that it did not before
         # LLDP as cabled: (node, ifname) -> (system, port ID) heard, the port ID being what the far
         # end's NOS sends (SONiC: the PORT alias; EOS: its interface name; a host: its NIC's name);
         # a swap or a deletion miscables
@@ -122,6 +138,14 @@ class FakeLab:
                 if left:
                     self.ping_failures[key] = left - 1
             return ExecResult(1 if left else 0, "", "")
+        if argv == ("vtysh", "-c", "show running-config"):
+            return ExecResult(0, self.running_config(node), "")
+        if argv[:2] == ("vtysh", "-c") and argv[2].startswith("show bgp ") and argv[2].endswith(" routes json"):
+            return ExecResult(0, json.dumps(self.learned(node, argv[2].split()[5])), "")
+        graceful = argv[4:5] and argv[4].startswith(("route-map ", "no route-map "))
+        if argv[:4] == ("vtysh", "-c", "configure terminal", "-c") and graceful:
+            self.apply_drain(node, list(argv[2::2]))
+            return ExecResult(0, "", "")
         if argv[:4] == ("vtysh", "-c", "configure terminal", "-c"):
             lines = argv[6::2]
             if all(line.startswith("no neighbor ") for line in lines):
@@ -136,6 +160,44 @@ class FakeLab:
 
     def node_flavour(self, node: str) -> str:
         return "frr" if self._plan.nodes[node].kind == "router" else "host"
+
+    # --- the graceful drain, as FRR would hold it ---
+    def apply_drain(self, node: str, lines: list[str]) -> None:
+        """Route-map entries made and removed by vtysh lines; a drained switch is one whose
+        outbound maps all have the drain's entry (the fake routes then avoid it)."""
+        entries = self.entries.setdefault(node, {})
+        current: str | None = None
+        for line in lines:
+            if line.startswith("route-map "):
+                current = line
+                entries[current] = []
+            elif line.startswith("no route-map "):
+                entries.pop(line.removeprefix("no "), None)
+            elif line in ("exit", "end"):
+                current = None
+            elif current is not None:
+                entries[current].append(line)
+        if self.honour_drill:
+            (self.drained.add if entries else self.drained.discard)(node)
+
+    def running_config(self, node: str) -> str:
+        blocks = [f"{header}\n" + "".join(f" {line}\n" for line in body) + "exit\n!\n"
+                  for header, body in self.entries.get(node, {}).items()]
+        return (self._plan.nodes[node].frr_conf or "") + "".join(blocks)
+
+    def learned(self, node: str, address: str) -> dict[str, Any]:
+        """What `node` learns over the session to `address`: every other RTSW's loopback, through
+        the switch at `address` (prepended 3 times while it is drained), plus `leak` while it is."""
+        _, device, asn = self.neighbors[node][address]
+        drained = device in self.drained
+        routes = {}
+        for target in self.topo.devices.values():
+            if target.role is Role.RTSW and target.name != node:
+                path = " ".join([str(asn)] * (4 if drained else 1) + [str(target.asn)])
+                routes[str(target.loopback_ipv4)] = [{"valid": True, "path": path}]
+        if drained:
+            routes.update({prefix: [{"valid": True, "path": f"{asn} {asn} {asn} {asn}"}] for prefix in self.leak})
+        return {"routes": routes}
 
     def lldp_neighbors(self, node: str) -> dict[str, tuple[str, str]] | None:
         return {ifname: heard for (owner, ifname), heard in self.lldp.items() if owner == node}
@@ -162,7 +224,7 @@ class FakeLab:
         if device.role is not Role.RTSW:
             return []
         uplinks = [p for p in self.topo.ports[node] if p.ipv4 is not None]
-        down = frozenset(self.out) if self.honour_drill else frozenset()
+        down = frozenset(self.out | self.drained) if self.honour_drill else frozenset()
         table = []
         for target in self.topo.devices.values():
             if target.name == node or target.name not in self._plan.nodes:
@@ -534,19 +596,29 @@ def _in_slice_neighbours(topo: Topology, plan: LabPlan, target: str) -> set[str]
     return found
 
 
-def test_drain_shuts_exactly_the_in_slice_neighbours(ctx):
+def test_shutdown_shuts_exactly_the_in_slice_neighbours(ctx):
     topo = ctx.topology
     plan = plan_lab("d", ctx, SliceRequest(zone=1, racks=2, ctsw=2))
     target = plan.nodes["z01-ctsw02"]
     want = _in_slice_neighbours(topo, plan, "z01-ctsw02")
     assert len(want) == 2 * 4 * 2  # 2 racks x 4 links x 2 AFIs; rack 3-4 and ATSW peers are outside
     for restore, prefix in ((False, ""), (True, "no ")):
-        (argv,) = _drill_commands(plan, target, "drain", restore)
+        (argv,) = _drill_commands(plan, target, "shutdown", restore)
         assert argv[:5] == ["vtysh", "-c", "configure terminal", "-c", "router bgp 4200000001"]
         assert argv[5::2] == ["-c"] * (len(argv[5:]) // 2)
         lines = argv[6::2]
         assert len(lines) == len(set(lines)) == len(want)
         assert set(lines) == {f"{prefix}neighbor {address} shutdown" for address in want}
+
+
+def test_drain_sends_the_graceful_drain_s_lines_from_the_router_s_config(ctx):
+    plan = plan_lab("d", ctx, SliceRequest(zone=1, racks=2, ctsw=2))
+    target = plan.nodes["z01-ctsw02"]
+    with pytest.raises(LabError, match="the graceful drain needs"):
+        _drill_commands(plan, target, "drain", restore=False)
+    for restore, lines in ((False, drain_commands(DRAIN_SCOPE)), (True, undrain_commands(DRAIN_SCOPE))):
+        (argv,) = _drill_commands(plan, target, "drain", restore, GRACEFUL)
+        assert argv == vtysh_argv(lines)
 
 
 def test_cut_downs_exactly_the_cabled_linux_interfaces(ctx):
@@ -568,12 +640,13 @@ def test_cut_of_a_whole_fabric_spine_includes_its_atsw_uplinks(ctx, plan):
     assert len(commands) == 16 + 2
 
 
-def test_drain_drill_runs_shrinks_and_restores(lab, plan):
-    results = run_drill(lab, plan, "z01-ctsw02", "drain", timeout=5)
+def test_shutdown_drill_runs_shrinks_and_restores(lab, plan):
+    results = run_drill(lab, plan, "z01-ctsw02", "shutdown", timeout=5).results
     assert [(r.subject, r.ok) for r in results] == [
-        ("drain z01-ctsw02: ECMP shrinks", True), ("drain z01-ctsw02: loopback mesh while out", True),
-        ("drain z01-ctsw02: loopback-v6 mesh while out", True), ("drain z01-ctsw02: host mesh while out", True),
-        ("drain z01-ctsw02: other sessions stay up", True), ("drain z01-ctsw02: restored", True)]
+        ("shutdown z01-ctsw02: ECMP shrinks", True), ("shutdown z01-ctsw02: loopback mesh while out", True),
+        ("shutdown z01-ctsw02: loopback-v6 mesh while out", True),
+        ("shutdown z01-ctsw02: host mesh while out", True), ("shutdown z01-ctsw02: other sessions stay up", True),
+        ("shutdown z01-ctsw02: restored", True), ("shutdown z01-ctsw02: ECMP widths", True)]
     assert all(r.check == "drill" for r in results)
     assert results[4].detail == f"{288 - 36} sessions not touching z01-ctsw02 stayed Established"
     drains = [argv for node, argv, _ in lab.calls if argv[:3] == ("vtysh", "-c", "configure terminal")]
@@ -584,13 +657,61 @@ def test_drain_drill_runs_shrinks_and_restores(lab, plan):
     assert lab.out == set()
 
 
+def test_graceful_drain_drill_reads_back_checks_leaks_and_widths(lab, plan):
+    drill = run_drill(lab, plan, "z01-ctsw02", "drain", timeout=5, graceful=GRACEFUL)
+    subject = "drain z01-ctsw02: "
+    assert [(r.subject.removeprefix(subject), r.ok) for r in drill.results] == [
+        ("ECMP shrinks", True), ("read back drained", True), ("drained twice adds nothing", True),
+        ("no route leaked", True), ("loopback mesh while out", True), ("loopback-v6 mesh while out", True),
+        ("host mesh while out", True), ("every session stays up", True), ("restored", True),
+        ("read back undrained", True), ("ECMP widths", True)]
+    details = {r.subject.removeprefix(subject): r.detail for r in drill.results}
+    # 4 racks x 4 links + 2 ATSW uplinks, x 2 AFIs; in the fake an RTSW learns the 7 other RTSWs'
+    # loopbacks from it, an ATSW all 8
+    assert details["no route leaked"] == ("36 sessions: the same prefixes as before (7/8 each), every path longer"
+                                          " by 3 x AS 4200000001")
+    assert details["every session stays up"] == "288 sessions stayed Established"
+    assert details["read back drained"] == "its running config reads drained"
+    # zone 1's RTSWs go 16 -> 12 -> 16 towards their own zone; zone 2's keep 16 (the ATSWs reach zone 1
+    # over its other CTSWs)
+    assert drill.widths["z01-rtsw001"] == [[16], [12], [16]] and drill.widths["z02-rtsw001"] == [[16], [16], [16]]
+    assert details["ECMP widths"].startswith("z01-rtsw001 16 -> 12 -> 16, ")
+    configs = [argv for node, argv, _ in lab.calls if argv[:3] == ("vtysh", "-c", "configure terminal")]
+    assert [argv[4] for argv in configs] == ["route-map RM-FABRIC-OUT permit 1"] * 2 + [
+        "no route-map RM-FABRIC-OUT permit 1"]  # drained, drained again, undrained
+    assert lab.drained == set() and lab.entries["z01-ctsw02"] == {}
+    assert drill.as_dict()["ecmp_widths"]["z01-rtsw001"] == [[16], [12], [16]] and drill.traffic == []
+
+
+def test_a_drain_that_leaks_a_route_fails_the_drill(lab, plan):
+    lab.leak = ["192.0.2.0/24"]
+    results = {r.subject: r for r in run_drill(lab, plan, "z01-ctsw01", "drain", timeout=5, graceful=GRACEFUL).results}
+    leak = results["drain z01-ctsw01: no route leaked"]
+    assert not leak.ok and leak.detail.startswith("36 difference(s): ")
+    assert "gained ['192.0.2.0/24'], lost []" in leak.detail
+    assert results["drain z01-ctsw01: restored"].ok
+
+
+def test_a_drain_the_router_does_not_hold_fails_the_read_back(lab, plan):
+    lab.honour_drill = False  # the lines are taken, the routes ignore them; the read-back still reads
+    failing = GracefulDrain(drain=lambda conf: ["configure terminal", "route-map RM-FABRIC-OUT permit 1",
+                                                "set as-path prepend 1", "exit"],
+                            undrain=GRACEFUL.undrain, drained=GRACEFUL.drained)
+    results = {r.subject: r for r in run_drill(lab, plan, "z01-ctsw01", "drain", timeout=0.2,
+                                                graceful=failing).results}
+    assert results["drain z01-ctsw01: read back drained"].detail == (
+        "its running config reads neither drained nor undrained")
+    assert not results["drain z01-ctsw01: ECMP shrinks"].ok
+    assert results["drain z01-ctsw01: read back undrained"].ok
+
+
 def test_a_drill_whose_ecmp_never_shrinks_fails_and_still_restores(lab, plan):
     lab.honour_drill = False
-    results = run_drill(lab, plan, "z02-ctsw04", "cut", timeout=0.2)
+    results = run_drill(lab, plan, "z02-ctsw04", "cut", timeout=0.2).results
     first = results[0]
     assert first.subject == "cut z02-ctsw04: ECMP shrinks" and not first.ok
     assert "has 16 next hop(s), expected 12" in first.detail
-    assert results[-1].subject == "cut z02-ctsw04: restored" and results[-1].ok
+    assert results[-2].subject == "cut z02-ctsw04: restored" and results[-2].ok
     cut = [argv for node, argv, _ in lab.calls if argv[:3] == ("ip", "link", "set")]
     assert {argv[5] for argv in cut[:18]} == {"down"} and {argv[5] for argv in cut[18:]} == {"up"}
     assert len(cut) == 36
@@ -642,8 +763,11 @@ def test_verify_is_not_ok_when_anything_fails(lab, plan, breakage):
 def test_verify_with_the_drill(lab, plan):
     report = verify(lab, drill=True, drill_device="z01-ctsw03", drill_mode="cut")
     drill = [r for r in report["results"] if r["check"] == "drill"]
-    assert report["ok"] is True and len(drill) == 6 and all(r["ok"] for r in drill)
-    assert report["checks"] == 288 + 8 + 3 + 2 * len(plan.links) + 6
+    assert report["ok"] is True and len(drill) == 7 and all(r["ok"] for r in drill)
+    assert report["checks"] == 288 + 8 + 3 + 2 * len(plan.links) + 7
+    assert report["drill"]["device"] == "z01-ctsw03" and report["drill"]["mode"] == "cut"
+    assert report["drill"]["ecmp_widths"]["z01-rtsw002"] == [[16], [12], [16]] and report["drill"]["traffic"] == []
+    assert "drill" not in verify(lab)
 
 
 @pytest.mark.parametrize(("given", "expected"), [

@@ -1,0 +1,120 @@
+"""The graceful drain of an FRR router (netgen/platforms/frr_drain.py) without a router: its vtysh lines
+from each device's BGP plan of the small example, the same read off its rendered frr.conf, the
+read-back of running configs as FRR 8.4 writes them, and repeat-safety. The lab tier runs the same
+lines on real FRR (tests/lab/test_drain_traffic.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from netgen.checks import DesignContext
+from netgen.intent import load_fabric
+from netgen.platforms.frr_drain import (
+    DRAIN_SEQ,
+    PREPEND_COUNT,
+    DrainScope,
+    drain_commands,
+    drain_scope,
+    drained_state,
+    scope_of_config,
+    undrain_commands,
+    vtysh_argv,
+)
+from netgen.platforms.routing import bgp_plan
+from netgen.templating import template_env
+from netgen.topology import expand
+from tests.conftest import SMALL
+
+pytestmark = pytest.mark.render
+
+CTSW_ASN = 4200000001
+PREPEND = " ".join([str(CTSW_ASN)] * 3)
+
+
+@pytest.fixture(scope="module")
+def ctx() -> DesignContext:
+    loaded = load_fabric(SMALL)
+    return DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog))
+
+
+def rendered_frr(ctx: DesignContext, name: str) -> str:
+    """The device's frr.conf as the SONiC template writes it (the lab's EOS stand-ins use the same)."""
+    from netgen.nos.eos.lab import FrrView  # noqa: PLC0415  (the stand-in's view: a hostname and a plan)
+
+    device = ctx.topology.devices[name]
+    return template_env("sonic").get_template("frr.conf.j2").render(v=FrrView(name, bgp_plan(ctx, device)))
+
+
+def test_a_ctsw_drains_through_both_of_its_outbound_maps(ctx):
+    scope = drain_scope(bgp_plan(ctx, ctx.topology.devices["z01-ctsw01"]))
+    assert scope == DrainScope(CTSW_ASN, ("RM-FABRIC-OUT", "RM-ZONE-01-OUT"))  # to its RTSWs, to the ATSWs
+    assert PREPEND_COUNT == 3 and DRAIN_SEQ == 1
+    assert drain_commands(scope) == [
+        "configure terminal",
+        "route-map RM-FABRIC-OUT permit 1", f"set as-path prepend {PREPEND}", "on-match next", "exit",
+        "route-map RM-ZONE-01-OUT permit 1", f"set as-path prepend {PREPEND}", "on-match next", "exit",
+        "end", "clear bgp * soft out"]
+    assert undrain_commands(scope) == [
+        "configure terminal", "no route-map RM-FABRIC-OUT permit 1", "no route-map RM-ZONE-01-OUT permit 1",
+        "end", "clear bgp * soft out"]
+    assert vtysh_argv(["configure terminal", "end"]) == ["vtysh", "-c", "configure terminal", "-c", "end"]
+
+
+@pytest.mark.parametrize("name", ["z01-rtsw001", "z02-rtsw004", "z01-ctsw01", "z02-ctsw03", "atsw01"])
+def test_the_rendered_config_gives_the_plan_s_scope(ctx, name):
+    """The lab drains a router from the config it was started with; that is the BGP plan's scope."""
+    plan = bgp_plan(ctx, ctx.topology.devices[name])
+    assert scope_of_config(rendered_frr(ctx, name)) == drain_scope(plan)
+    # netgen's own entries start after the drain's, so the drain's is the first of every map
+    assert all(c.seq > DRAIN_SEQ for m in plan.policy.route_maps for c in m.clauses)
+
+
+def test_an_rtsw_and_an_atsw_have_one_outbound_map_each(ctx):
+    assert drain_scope(bgp_plan(ctx, ctx.topology.devices["z01-rtsw001"])).route_maps == ("RM-OWN-OUT",)
+    assert drain_scope(bgp_plan(ctx, ctx.topology.devices["atsw01"])).route_maps == ("RM-FABRIC-OUT",)
+
+
+def test_a_config_without_bgp_or_maps_has_nothing_to_drain():
+    with pytest.raises(ValueError, match="no `router bgp`"):
+        scope_of_config("hostname x\n")
+    with pytest.raises(ValueError, match="no outbound route-map"):
+        drain_commands(DrainScope(65000, ()))
+
+
+def running(rendered: str, drained: tuple[str, ...] = (), entry: list[str] | None = None) -> str:
+    """A running config as FRR 8.4 writes it (route-map entries in order of sequence, each closed by
+    `exit` and `!`), with the drain's entry in the maps named in `drained`."""
+    body = entry if entry is not None else [f" set as-path prepend {PREPEND}", " on-match next"]
+    out = []
+    for line in rendered.splitlines():
+        if line.startswith("route-map ") and line.endswith(" permit 10") and line.split()[1] in drained:
+            out += [f"route-map {line.split()[1]} permit 1", *body, "exit", "!"]
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def test_the_read_back(ctx):
+    conf = rendered_frr(ctx, "z01-ctsw01")
+    assert drained_state(conf) is False
+    assert drained_state(running(conf, ("RM-FABRIC-OUT", "RM-ZONE-01-OUT"))) is True
+    # half drained, or an entry at the drain's place that is not the drain's: neither
+    assert drained_state(running(conf, ("RM-FABRIC-OUT",))) is None
+    two = [f" set as-path prepend {CTSW_ASN} {CTSW_ASN}", " on-match next"]
+    assert drained_state(running(conf, ("RM-FABRIC-OUT", "RM-ZONE-01-OUT"), two)) is None
+    assert drained_state(running(conf, ("RM-FABRIC-OUT", "RM-ZONE-01-OUT"), [f" set as-path prepend {PREPEND}"])) \
+        is None
+    # the order FRR writes an entry's lines in does not matter; an inbound map's entry is not read
+    swapped = [" on-match next", f" set as-path prepend {PREPEND}"]
+    assert drained_state(running(conf, ("RM-FABRIC-OUT", "RM-ZONE-01-OUT"), swapped)) is True
+    assert drained_state(running(conf, ("RM-FABRIC-IN",))) is False
+    assert drained_state("hostname x\n") is None
+
+
+def test_drain_twice_is_the_same_config_and_undrain_removes_exactly_it(ctx):
+    """The lines are the same each time (FRR replaces an entry's set and exit policy), and undrain
+    names exactly the entries drain made, by map and sequence."""
+    scope = drain_scope(bgp_plan(ctx, ctx.topology.devices["z02-ctsw03"]))
+    assert drain_commands(scope) == drain_commands(scope)
+    made = {line for line in drain_commands(scope) if line.startswith("route-map ")}
+    removed = {line.removeprefix("no ") for line in undrain_commands(scope) if line.startswith("no route-map ")}
+    assert made == removed == {f"route-map {name} permit {DRAIN_SEQ}" for name in scope.route_maps}
