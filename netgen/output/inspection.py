@@ -97,12 +97,14 @@ class Survey:
 def _not_written(folder: Path, marker: Marker | None, survey: Survey | None = None,
                  verified: Survey | None = None, verify: bool = False) -> list[str]:
     """Every path in folder (relative, sorted) that netgen render did not write, or that changed since.
-    A listed file is read and hashed unless an earlier survey of this render (`verified`) or, but
-    with `verify`, the manifest (Marker.vouches_for: its inode, size and mtime as netgen saw them
-    when it sealed the manifest) vouches for it. `survey`: where to note each file found unchanged."""
+    A listed file is read and hashed unless, at a later look of this render, its first look's survey
+    (`verified`) vouches for it, or, at the first look and but with `verify`, the manifest
+    (Marker.vouches_for: its inode, size and mtime as netgen saw them when it sealed the manifest).
+    A later look is there to catch an edit made while this render ran, which the manifest cannot
+    speak for. `survey`: where to note each file found unchanged."""
     found: list[str] = []
     manifest = marker.files if marker is not None else None
-    vouching = marker if marker is not None and not verify else None
+    vouching = marker if marker is not None and not verify and verified is None else None
     devices = {name.split("/")[0] for name in manifest} if manifest is not None else None
     with os.scandir(folder) as top:
         entries = sorted(top, key=lambda e: e.name)

@@ -27,12 +27,10 @@ LEGACY_FILES = ("config_db.json", "frr.conf")  # what those wrote per device, be
 MARKER_LIMIT = 64 << 20  # bytes; a manifest of 100k files is ~15 MB
 
 Manifest = dict[str, tuple[int, str]]  # "device/file" -> (bytes, sha256)
-# A file whose mtime is not older than the seal by this much is read even when its inode, size and
-# mtime are the recorded ones (git's racy-timestamp rule): an edit right after netgen looked at it
-# can fall in the same tick of the file system's clock and leave its mtime as it was. 2 s is the
-# coarsest tick of a file system netgen may write to (FAT and SMB shares backed by it keep mtimes
-# in 2 s steps); it is also Survey's margin (inspection.py). A network file system whose server's
-# clock lags this machine's by more than that weakens the rule, as it weakens git's.
+# Survey's margin (inspection.py), within one render, where "now" is this machine's clock: a file
+# modified within it before the first look is read again. 2 s is the coarsest tick of a file system
+# netgen may write to (FAT and SMB shares backed by it keep mtimes in 2 s steps). A manifest's seal
+# needs no margin: it is read off the file system's own clock (staging.py: _seen).
 RACY_NS = 2_000_000_000
 
 
@@ -40,7 +38,8 @@ RACY_NS = 2_000_000_000
 class Seen:
     """What netgen saw of the files a manifest lists when it sealed it: each file's inode and mtime
     (its lstat just before the manifest was written; "device/file" -> (inode, mtime_ns)), and the
-    time it began looking (taken before the first lstat)."""
+    seal: the file system's clock when it began looking (a new file's mtime, taken before the first
+    lstat), in the units and ticks of the mtimes it is compared with."""
 
     files: dict[str, tuple[int, int]]
     sealed_ns: int
@@ -80,19 +79,22 @@ class Marker:
     def vouches_for(self, name: str, st: os.stat_result) -> bool:
         """Whether the listed file `name`, whose lstat is `st`, is taken as the file netgen listed
         without reading it: the manifest's MAC verifies, the file has the inode, size and mtime
-        netgen saw when it sealed the manifest, that mtime is older than the seal by more than
-        RACY_NS, and the file is this user's (the MAC's key is: a file of another account's, e.g. a
-        group member's with write access to DIR, who may have been given a freed inode's number
-        and set its mtime, is read). As git and rsync trust a file's stat, this misses an edit in place that keeps the
-        size and puts the mtime back (`netgen render --verify` reads every file); it decides only
-        whether DIR may be replaced and what it keeps, never what a deploy pushes (output_dir.py
-        reads and hashes every file it pushes)."""
+        netgen saw when it sealed the manifest, that mtime is older than the seal (git's racy
+        timestamp rule: a file stamped in the seal's own tick of the file system's clock could be
+        written again in that tick and keep its mtime, so it is read; any later write is stamped at
+        or after the seal, newer than the recorded mtime), and the file is this user's (the MAC's key
+        is: a file of another account's, e.g. a group member's with write access to DIR, who may have
+        been given a freed inode's number and set its mtime, is read). As git and rsync trust a
+        file's stat, this misses an edit in place that keeps the size and puts the mtime back
+        (`netgen render --verify` reads every file); it decides only whether DIR may be replaced and
+        what it keeps, never what a deploy pushes (output_dir.py reads and hashes every file it
+        pushes)."""
         seen = self.seen
         if seen is None or self.distrust:
             return False
         recorded = seen.files.get(name)
         return (recorded is not None and recorded == (st.st_ino, st.st_mtime_ns)
-                and st.st_size == self.files[name][0] and recorded[1] < seen.sealed_ns - RACY_NS
+                and st.st_size == self.files[name][0] and recorded[1] < seen.sealed_ns
                 and st.st_uid == os.geteuid())
 
 
@@ -170,7 +172,7 @@ def manifest_bytes(entries: Mapping[str, tuple[int, str]], keys: Mapping[str, st
                 " not listed here (or a listed file changed); a device whose render key is unchanged"
                 " keeps its files, when the mac (HMAC-SHA256 of every byte after it, with a key of the"
                 " user who rendered, kept outside this directory) verifies. A listed file whose inode, size"
-                " and mtime are the ones recorded here, its mtime older than sealed_ns by 2 s, is taken as"
+                " and mtime are the ones recorded here, its mtime older than sealed_ns, is taken as"
                 " unchanged without being read (`netgen render --verify` reads every file; `netgen deploy`"
                 " always reads and checks what it pushes)",
         "format": MANIFEST_FORMAT, "files": files,

@@ -16,9 +16,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
 import shutil
 import stat
-import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -239,16 +239,31 @@ def write_atomically(rendered: dict[str, list[RenderedFile]], output: Path, keys
         return stage.finish(keys or {})
 
 
+def _file_system_now(folder: Path) -> int:
+    """The file system's clock as it stamps mtimes in `folder`: a new file's own mtime (a private
+    name, removed at once). Not this machine's clock: the file system rounds to its own tick (a
+    jiffy on ext4, 2 s on FAT) and a network file system's server stamps with its clock, so only
+    its own stamp compares with the mtimes it gives."""
+    probe = folder / f".netgen-seal.{secrets.token_hex(4)}"
+    handle = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        return os.fstat(handle).st_mtime_ns
+    finally:
+        os.close(handle)
+        os.unlink(probe)
+
+
 def _seen(folder: Path, entries: Mapping[str, tuple[int, str]]) -> Seen:
     """What netgen sees of the files it is about to list, in `folder` (the staging directory, or DIR
     when only the manifest is replaced): each one's inode and mtime (lstat; its ctime is not kept:
     linking a kept file into the staging directory, or giving it DIR's owner, changes it), and the
-    seal, the time taken before the first lstat, so that every mtime compares with a seal no later
-    than its lstat (manifest.RACY_NS). A file whose size is not the listed one, or that is gone, is
-    not recorded: the next look reads it. A file of the render's own is seen as written, in its
-    private staging directory; a kept one is a link to DIR's, which the look that follows (the
-    swap's, or updated_in_place's) verifies as seen here."""
-    sealed_ns = time.time_ns()
+    seal, the file system's clock before the first lstat (_file_system_now), so that every mtime
+    compares with a seal no later than its lstat, on the same clock (manifest.Marker.vouches_for). A
+    file whose size is not the listed one, or that is gone, is not recorded: the next look reads it.
+    A file of the render's own is seen as written, in its private staging directory; a kept one is a
+    link to DIR's, which the look that follows (the swap's, or updated_in_place's) verifies as seen
+    here."""
+    sealed_ns = _file_system_now(folder)
     files: dict[str, tuple[int, int]] = {}
     for name, (size, _) in entries.items():
         try:

@@ -1,11 +1,12 @@
 """The render cache's first look (issue 33, 4): a listed file whose inode, size and mtime are those an
 authenticated manifest recorded when netgen sealed it is taken as unchanged without being read, as
-git and rsync do; a file whose mtime is within RACY_NS of the seal is read anyway (git's racy
-timestamps); `netgen render --verify` reads every file; a manifest without the stat fields has its
-files read, as before. A deploy still reads and checks every file it pushes.
+git and rsync do; a file whose mtime is not older than the seal (the file system's own clock when
+netgen began looking) is read anyway (git's racy timestamps); `netgen render --verify` reads every
+file; a manifest without the stat fields has its files read, as before. A deploy still reads and checks
+every file it pushes.
 
 Timestamps are set with os.utime(ns=...) relative to the seal the manifest recorded, never by
-sleeping, so that which side of the margin a file falls on does not depend on the machine's speed."""
+sleeping, so that which side of the seal a file falls on does not depend on the machine's speed."""
 
 from __future__ import annotations
 
@@ -86,7 +87,7 @@ def _settled(small_data: dict, write_fabric: Callable[..., Path], out: Path) -> 
     fabric = write_fabric(data)
     assert _render(fabric, out)["reused"] == 18
     doc = _doc(out)
-    assert all(entry["mtime_ns"] < doc["sealed_ns"] - RACY_NS for entry in doc["files"].values())
+    assert all(entry["mtime_ns"] < doc["sealed_ns"] for entry in doc["files"].values())
     return fabric
 
 
@@ -148,7 +149,7 @@ def test_the_manifest_records_each_file_as_netgen_saw_it_when_it_sealed_it(small
     assert set(marker.seen.files) == set(marker.files)
 
 
-def test_the_rule_inode_size_mtime_and_the_racy_margin(small_data, write_fabric, tmp_path):
+def test_the_rule_inode_size_mtime_and_the_racy_seal(small_data, write_fabric, tmp_path):
     out = tmp_path / "out"
     _render(write_fabric(_cacheable(small_data)), out)
     doc = _doc(out)
@@ -172,12 +173,19 @@ def test_the_rule_inode_size_mtime_and_the_racy_margin(small_data, write_fabric,
     assert not marker.vouches_for(TARGET, lstat(mtime=old + 1))
     assert not marker.vouches_for(TARGET, lstat(uid=os.geteuid() + 1))  # another account's file
 
-    def racy(doc: dict[str, Any]) -> None:  # exactly at the margin: racy
-        doc["files"][TARGET]["mtime_ns"] = sealed - RACY_NS
+    def racy(doc: dict[str, Any]) -> None:  # stamped in the seal's own tick: racy
+        doc["files"][TARGET]["mtime_ns"] = sealed
 
     _reseal(out, racy)
     marker = manifest.parse_marker((out / MARKER).read_bytes())
-    assert marker is not None and not marker.vouches_for(TARGET, lstat(mtime=sealed - RACY_NS))
+    assert marker is not None and not marker.vouches_for(TARGET, lstat(mtime=sealed))
+
+    def just_older(doc: dict[str, Any]) -> None:  # one tick (here a nanosecond) before the seal: vouched for
+        doc["files"][TARGET]["mtime_ns"] = sealed - 1
+
+    _reseal(out, just_older)
+    marker = manifest.parse_marker((out / MARKER).read_bytes())
+    assert marker is not None and marker.vouches_for(TARGET, lstat(mtime=sealed - 1))
 
 
 # --- a vouched file is not read; what is read ----------------------------------------------------
@@ -204,13 +212,23 @@ def test_a_settled_dir_is_looked_at_without_reading_a_file(small_data, write_fab
     assert result.exit_code != 0 and "was read" in result.output
 
 
-def test_a_just_written_dir_is_read(small_data, write_fabric, tmp_path, monkeypatch):
-    """Right after a render every file is racy: read and hashed at the next look."""
+def test_a_just_written_dir_reads_what_was_stamped_in_the_seals_tick(small_data, write_fabric, tmp_path, monkeypatch):
+    """Right after a render, the files stamped in the seal's own tick of the file system's clock are
+    racy: read and hashed at the next look; the others are vouched for. One file put in that tick,
+    then the rest an hour back, makes the count certain."""
     out = tmp_path / "out"
     _render(write_fabric(_cacheable(small_data)), out)
+
+    def stamps(doc: dict[str, Any]) -> None:
+        for name, entry in doc["files"].items():
+            entry["mtime_ns"] = doc["sealed_ns"] if name == TARGET else doc["sealed_ns"] - HOUR_NS
+            st = (out / name).stat()
+            os.utime(out / name, ns=(st.st_atime_ns, entry["mtime_ns"]))
+
+    _reseal(out, stamps)
     opened = _hashed(monkeypatch)
     _first_look(out)
-    assert len(opened) == len(_doc(out)["files"])
+    assert [Path(p).relative_to(out).as_posix() for p in opened] == [TARGET]
 
 
 def test_a_manifest_without_the_stat_fields_is_read_and_still_keeps_devices(small_data, write_fabric, tmp_path,
@@ -274,12 +292,12 @@ def test_an_edit_put_in_place_by_a_rename_is_caught(small_data, write_fabric, tm
     assert "hostname atsw99" in (out / TARGET).read_text()
 
 
-@pytest.mark.parametrize(("before_seal_ns", "caught"), [(RACY_NS // 2, True), (RACY_NS + 10**9, False)],
-                         ids=["racy-within-the-margin", "older-than-the-margin"])
+@pytest.mark.parametrize(("before_seal_ns", "caught"), [(0, True), (10**9, False)],
+                         ids=["racy-in-the-seals-tick", "older-than-the-seal"])
 def test_an_edit_in_place_keeping_size_and_mtime(small_data, write_fabric, tmp_path, before_seal_ns, caught):
     """The file's recorded mtime set relative to the seal, then the file edited in place with its
-    size kept and its mtime put back. Within the margin it is racy: read, and the edit refused.
-    Older than the margin, the stat vouches for it and the edit is missed (the trade-off git and
+    size kept and its mtime put back. Stamped in the seal's tick it is racy: read, and the edit
+    refused. Older than the seal, the stat vouches for it and the edit is missed (the trade-off git and
     rsync make; the render keeps the file, and a deploy would still refuse it); --verify reads it
     and refuses."""
     out = tmp_path / "out"
