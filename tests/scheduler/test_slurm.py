@@ -21,7 +21,7 @@ import pytest
 from netgen.scheduler.hostlist import compress
 from netgen.scheduler.hostlist import expand as expand_hostlist
 from tests.conftest import ROOT, SMALL, run_cli
-from tests.support.slurm import SLURM_USER, controller_folders, prerequisites, running_controller, slurm_conf
+from tests.support.slurm_controller import SLURM_USER, controller_folders, prerequisites, running_controller, slurm_conf
 
 pytestmark = pytest.mark.slurm
 META = ROOT / "inventory" / "meta-24k"

@@ -40,7 +40,7 @@ from netgen.scheduler.drain import (
 from netgen.scheduler.hostlist import expand as expand_hostlist
 from netgen.topology import expand
 from tests.conftest import SMALL, run_cli
-from tests.support.slurm import controller_folders, free_port, prerequisites, running_controller, slurm_conf
+from tests.support.slurm_controller import controller_folders, free_port, prerequisites, running_controller, slurm_conf
 
 pytestmark = pytest.mark.slurm
 RTSW = "z01-rtsw003"
