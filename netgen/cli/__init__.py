@@ -37,6 +37,7 @@ COMMANDS = {
     "check": ("netgen.cli.deploy", "Run the device checks read-only (model, BGP, PFC, ECMP, LLDP cabling)."),
     "deploy": ("netgen.cli.deploy", "Push the rendered configs: pre-checks, diff, commit-confirm, post-checks."),
     "diff": ("netgen.cli.diff", "Diff the rendered configs of FABRIC between two git revisions."),
+    "drain": ("netgen.cli.day2", "Drain switches gracefully: capacity guard, Slurm first, read back."),
     "headroom": ("netgen.cli.fabric", "PFC headroom per port: netgen's figures and the vendor's."),
     "hosts": ("netgen.cli.hosts", "The GPU hosts' NIC QoS and NCCL settings, consistent with the switches."),
     "lab": ("netgen.cli.lab", "Run a slice of the fabric in real FRR routers in network namespaces."),
@@ -49,6 +50,7 @@ COMMANDS = {
     "schema": ("netgen.cli.fabric", "Print the JSON Schema of fabric files (or catalog files)."),
     "sot": ("netgen.cli.sot", "Keep a source of truth (Nautobot) in step with the fabric."),
     "show": ("netgen.cli.fabric", "Summarise FABRIC: devices, links, GPUs, oversubscription, buffers."),
+    "undrain": ("netgen.cli.day2", "Put drained switches back in service, read back; resume their hosts."),
     "validate": ("netgen.cli.fabric", "Load, expand and check FABRIC; print the findings."),
     "whatif": ("netgen.cli.scheduler", "What-if studies: ECMP balance by QPs per connection, with failures."),
 }

@@ -165,6 +165,7 @@ def _plan(target: DeployTarget, as_json: bool, dry_run: bool, params: dict[str, 
     change = params.get("change_id") or f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
     request = ChangeRequest(change, dry_run=dry_run, post_check_timeout_s=params["post_check_timeout"],
                             remove_unmanaged=bool(params.get("remove_unmanaged")),
+                            keep_drained=bool(params.get("keep_drained")),
                             policy={key: params[option] for key, option in POLICY_OPTIONS
                                     if params.get(option) is not None},
                             journal=params.get("journal_path"), append_journal=resume)
@@ -218,6 +219,9 @@ def _write_report(path: Path | None, payload: dict[str, Any]) -> str | None:
 @click.option("--resume", metavar="CHANGE_ID",
               help="Finish an interrupted deploy from its journal: roll back what it left in flight, then run"
                    " the rollout again for the devices it planned.")
+@click.option("--keep-drained", is_flag=True,
+              help="Push to a switch `netgen drain` drained with its drain kept in what is pushed (without it,"
+                   " a drained switch fails its pre-check: the push would undrain it).")
 @_push_options
 def deploy(fabric: str, limit: str | None, configs: Path | None, credentials: Path | None, known_hosts: Path | None,
            insecure: bool, accept_edited: bool, dry_run: bool, resume: str | None, report_path: Path | None,

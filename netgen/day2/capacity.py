@@ -65,8 +65,8 @@ class ZoneCapacity:
 
     zone: int
     ctsw_drained: tuple[str, ...]
-    spine_gbps: int  # RTSW-CTSW, every link
-    spine_gbps_after: int
+    spine_gbps: int  # RTSW-CTSW, every link of the racks (RTSWs) in service after the change
+    spine_gbps_after: int  # of those, the links in service
     atsw_gbps: int  # CTSW-ATSW, every link (0: no ATSW layer)
     atsw_gbps_after: int
 
@@ -143,6 +143,22 @@ def _zone_gbps(topology: Topology, tier: LinkTier, drained: DrainSet | None) -> 
     return total
 
 
+def _zone_spine(topology: Topology, drained: DrainSet) -> tuple[dict[int, int], dict[int, int]]:
+    """Per zone, the RTSW-CTSW bandwidth of the racks whose RTSW is in service, and of that what is
+    in service with `drained` out. A drained RTSW takes its rack's demand with its uplinks: it
+    leaves the other racks' share of the spine as it was, so it counts on neither side."""
+    racks: dict[int, int] = defaultdict(int)
+    kept: dict[int, int] = defaultdict(int)
+    for link in topology.links:
+        zone = topology.devices[link.lower.device].zone
+        if link.tier is not LinkTier.RTSW_CTSW or zone is None or link.lower.device in drained.devices:
+            continue
+        racks[zone] += link.speed_gbps
+        if drained.carries(link):
+            kept[zone] += link.speed_gbps
+    return racks, kept
+
+
 def _drained_ctsw(topology: Topology, drained: DrainSet) -> dict[int, list[str]]:
     per_zone: dict[int, list[str]] = defaultdict(list)
     for name in sorted(drained.devices):
@@ -162,7 +178,8 @@ def assess(topology: Topology, bounds: Maintenance, before: DrainSet, after: Dra
     reached = [p.zone for p in (*changed_rtsw, *changed_ctsw)]
     reached += [topology.devices[d].zone for d in after.devices ^ before.devices]
     zones_reached = sorted({z for z in reached if z is not None})
-    spine, spine_before, spine_after = (_zone_gbps(topology, LinkTier.RTSW_CTSW, d) for d in (None, before, after))
+    racks_before, spine_before = _zone_spine(topology, before)
+    spine, spine_after = _zone_spine(topology, after)
     atsw, atsw_before, atsw_after = (_zone_gbps(topology, LinkTier.CTSW_ATSW, d) for d in (None, before, after))
     ctsw_before, ctsw_after = _drained_ctsw(topology, before), _drained_ctsw(topology, after)
     zones = [ZoneCapacity(z, tuple(ctsw_after[z]), spine[z], spine_after[z], atsw[z], atsw_after[z])
@@ -176,7 +193,8 @@ def assess(topology: Topology, bounds: Maintenance, before: DrainSet, after: Dra
                 "maintenance.max_drained_ctsw_per_zone",
                 f"zone {z}: {len(ctsw_after[z])} CTSW(s) would be drained ({', '.join(ctsw_after[z])}); the fabric"
                 f" allows {bounds.max_drained_ctsw_per_zone} at once", z))
-        if zone.spine_pct < bounds.min_zone_spine_bandwidth_pct and spine_after[z] < spine_before[z]:
+        pct_before = ZoneCapacity._pct(spine_before[z], racks_before[z])
+        if zone.spine_pct < bounds.min_zone_spine_bandwidth_pct and zone.spine_pct < pct_before:
             violations.append(Violation(
                 "maintenance.min_zone_spine_bandwidth_pct",
                 f"zone {z}: {zone.spine_pct:.1f}% of its RTSW-CTSW bandwidth would stay in service"

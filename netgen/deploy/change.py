@@ -61,6 +61,7 @@ class ChangeRequest:
     dry_run: bool = False
     post_check_timeout_s: float = DEFAULT_POST_CHECK_TIMEOUT_S
     remove_unmanaged: bool = False
+    keep_drained: bool = False  # a drained switch gets the change with its drain kept (else refused)
     policy: Mapping[str, Any] = field(default_factory=dict)
     journal: Path | None = None
     append_journal: bool = False
@@ -109,7 +110,8 @@ def plan_change(target: DeployTarget, request: ChangeRequest) -> ChangePlan:
     options = DeployOptions(change_id=change, dry_run=request.dry_run, confirm_timeout_s=policy.confirm_timeout_s,
                             post_check_timeout_s=request.post_check_timeout_s, max_failures=policy.max_failures,
                             command_timeout_s=target.deploy.ssh.command_timeout_s, journal=journal,
-                            ownership=target.ownership(request.remove_unmanaged))
+                            ownership=target.ownership(request.remove_unmanaged),
+                            keep_drained=request.keep_drained)
     return ChangePlan(policy, batches, options)
 
 

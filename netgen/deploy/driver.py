@@ -80,6 +80,34 @@ class Readback:
         return {"holds": self.holds, "saved": self.saved, "pending": self.pending, "detail": self.detail}
 
 
+DRAINED, NOT_DRAINED, PARTLY_DRAINED = "drained", "not drained", "partly drained"
+
+
+def drain_word(state: bool | None) -> str:
+    return DRAINED if state is True else NOT_DRAINED if state is False else PARTLY_DRAINED
+
+
+@dataclass(frozen=True)
+class DrainReadback:
+    """A switch's drain as read from it (`netgen drain`): in what it runs and in what it boots with.
+    True: drained; False: not drained; None: neither (some of its outbound policy carries the drain,
+    or a foreign entry sits where the drain's would, or there is no BGP policy to drain through):
+    never a state netgen leaves a switch in, and the capacity guard counts it as drained."""
+
+    running: bool | None
+    saved: bool | None
+    detail: str
+
+    @property
+    def state(self) -> bool | None:
+        """The switch's drain: what it runs and boots with alike, else None."""
+        return self.running if self.running == self.saved else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"state": drain_word(self.state), "running": drain_word(self.running),
+                "saved": drain_word(self.saved), "detail": self.detail}
+
+
 class Connection(Protocol):
     """The part of a netmiko connection the drivers use."""
 
@@ -163,6 +191,25 @@ class Driver(Protocol):
     def readback(self, before: str, after: str | None) -> Readback:
         """What the device holds now, compared with the fingerprints before and after this change's
         commit; whether it is saved; what is pending (timers)."""
+        ...
+
+    # --- drain (`netgen drain`, `netgen undrain`; docs/explanation/drain.md) ---
+    def drain_state(self) -> DrainReadback:
+        """Whether the switch is drained, read from its running and its saved config."""
+        ...
+
+    def drain(self) -> None:
+        """Drain the switch gracefully (its sessions stay up, its neighbours stop choosing it) and
+        make the drain what it boots with. Repeat-safe."""
+        ...
+
+    def undrain(self) -> None:
+        """Remove exactly what drain() added, running and saved. Repeat-safe."""
+        ...
+
+    def keep_drained(self) -> None:
+        """From now on the intended config is the rendered one with the drain: a deploy to a drained
+        switch (--keep-drained) and the remaining-diff check leave its drain as it is."""
         ...
 
 

@@ -23,6 +23,7 @@ class DeployOptions:
     command_timeout_s: float = 120.0  # one command; a dropped session shows up as this timeout
     journal: Journal | None = None  # None: not journaled (dry runs need none)
     ownership: Mapping[str, Ownership] = field(default_factory=dict)  # per NOS; absent: the driver's default
+    keep_drained: bool = False  # a drained switch gets the change with its drain kept (else it is refused)
 
     def ownership_of(self, nos: str) -> Ownership:
         return self.ownership.get(nos) or default_ownership(nos)

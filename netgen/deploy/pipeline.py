@@ -51,6 +51,7 @@ from netgen.deploy.driver import (
     Driver,
     DriverError,
     Readback,
+    drain_word,
 )
 from netgen.deploy.journal import ROLLOUT, State
 from netgen.deploy.options import DeployOptions
@@ -202,6 +203,23 @@ def _failed_detail(results: list[CheckResult]) -> str:
     return "; ".join(f"{r.check}: {r.detail}" for r in results if not r.ok)
 
 
+def drain_precheck(driver: Driver, keep: bool,
+                   kept: str = "the change keeps the drain (--keep-drained)") -> CheckResult:
+    """A drained switch (`netgen drain`) would be undrained by a push of its rendered config, which
+    has no drain: refused, unless `keep` (--keep-drained), which puts the drain into what is pushed
+    (Driver.keep_drained) so the switch stays drained. Read from the switch, as every check."""
+    seen = driver.drain_state()
+    if seen.running is False and seen.saved is False:
+        return CheckResult("drain", driver.name, Outcome.PASS, "not drained")
+    word = drain_word(seen.state)
+    if keep:
+        driver.keep_drained()
+        return CheckResult("drain", driver.name, Outcome.PASS, f"{word}: {kept}")
+    return CheckResult("drain", driver.name, Outcome.FAIL,
+                       f"{word} ({seen.detail}): pushing its rendered config would undrain it; `netgen undrain"
+                       f" {driver.name}` first, or --keep-drained to keep the drain through the change")
+
+
 def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: DeployOptions,
                outcome: DeviceOutcome, recover: Callable[[], Driver] | None = None) -> DeviceOutcome:
     """One device through the whole pipeline; the outcome is filled in as stages pass."""
@@ -218,7 +236,11 @@ def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: Depl
     try:
         outcome.enter("pre-check")
         driver.new_round()
-        results = [c.run(driver) for c in pre_checks(ctx, device)]
+        try:
+            drained = drain_precheck(driver, options.keep_drained)
+        except Exception as exc:  # a switch that cannot say whether it is drained is not pushed to
+            drained = CheckResult("drain", device.name, Outcome.ERROR, f"{type(exc).__name__}: {exc}"[:500])
+        results = [drained, *(c.run(driver) for c in pre_checks(ctx, device))]
         outcome.checks += [r.as_dict() for r in results]
         if not all(r.ok for r in results):
             outcome.status, outcome.error = Status.FAILED, "pre-check failed: " + _failed_detail(results)

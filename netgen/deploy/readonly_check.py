@@ -13,7 +13,7 @@ from nornir.core.task import Result, Task
 from netgen.deploy.checks import CheckResult, Outcome
 from netgen.deploy.connect import connect_driver, disconnect, nornir_for
 from netgen.deploy.options import DeployOptions
-from netgen.deploy.pipeline import post_checks
+from netgen.deploy.pipeline import drain_precheck, post_checks
 from netgen.deploy.target import DeployTarget
 from netgen.platforms.routing import bgp_plan
 
@@ -54,7 +54,9 @@ def check_devices(target: DeployTarget, workers: int | None = None) -> DeviceChe
         try:
             driver = connect_driver(task, device, target.files[device.name], options)
             peers = tuple(n.address for n in bgp_plan(ctx, device).neighbors)
-            results[device.name] = [c.run(driver) for c in post_checks(ctx, device, peers, {})]
+            # a drained switch is compared with its rendered config plus the drain (no-diff)
+            drained = drain_precheck(driver, keep=True, kept="checked against its rendered config with the drain")
+            results[device.name] = [drained, *(c.run(driver) for c in post_checks(ctx, device, peers, {}))]
         except Exception as exc:
             results[device.name] = [CheckResult("connect", device.name, Outcome.ERROR,
                                                 f"{type(exc).__name__}: {exc}"[:300])]

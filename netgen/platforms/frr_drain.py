@@ -58,6 +58,7 @@ class _DrainView:
     route_maps: tuple[str, ...]
     seq: int
     prepend: str
+    file: bool  # frr.conf's form, not vtysh lines
 
 
 def drain_scope(bgp: BgpPlan) -> DrainScope:
@@ -77,12 +78,15 @@ def scope_of_config(frr_conf: str) -> DrainScope:
     return DrainScope(asn, tuple(sorted(maps)))
 
 
-def _commands(scope: DrainScope, drain: bool) -> list[str]:
+def _render(scope: DrainScope, drain: bool, file: bool) -> str:
     if not scope.route_maps:
         raise ValueError(f"AS {scope.asn}: no outbound route-map to drain through")
-    view = _DrainView(drain, scope.route_maps, DRAIN_SEQ, " ".join([str(scope.asn)] * PREPEND_COUNT))
-    text = template_env(TEMPLATES).get_template(TEMPLATE).render(d=view)
-    return [line.strip() for line in text.splitlines() if line.strip()]
+    view = _DrainView(drain, scope.route_maps, DRAIN_SEQ, " ".join([str(scope.asn)] * PREPEND_COUNT), file)
+    return template_env(TEMPLATES).get_template(TEMPLATE).render(d=view)
+
+
+def _commands(scope: DrainScope, drain: bool) -> list[str]:
+    return [line.strip() for line in _render(scope, drain, file=False).splitlines() if line.strip()]
 
 
 def drain_commands(scope: DrainScope) -> list[str]:
@@ -93,6 +97,44 @@ def drain_commands(scope: DrainScope) -> list[str]:
 def undrain_commands(scope: DrainScope) -> list[str]:
     """The vtysh lines that remove exactly what drain_commands added."""
     return _commands(scope, drain=False)
+
+
+def without_drain(config: str, scope: DrainScope) -> str:
+    """An FRR config file (frr.conf) without the drain's entries: each `route-map NAME permit
+    DRAIN_SEQ` of the scope's maps, its indented lines and its closing `exit` removed; nothing else
+    changes."""
+    headers = {f"route-map {name} permit {DRAIN_SEQ}" for name in scope.route_maps}
+    kept: list[str] = []
+    inside = False
+    for line in config.splitlines(keepends=True):
+        if inside:
+            if line.startswith(" "):
+                continue
+            inside = False
+            if line.strip() == "exit":
+                continue
+        if line.strip() in headers and not line.startswith(" "):
+            inside = True
+            continue
+        kept.append(line)
+    return "".join(kept)
+
+
+def with_drain(config: str, scope: DrainScope) -> str:
+    """An FRR config file with the drain's entries, each once (added before a closing `end`, else
+    at the end): a switch whose frr.conf holds them boots drained. Repeat-safe."""
+    text = without_drain(config, scope)
+    block = _render(scope, drain=True, file=True)
+    lines = text.splitlines(keepends=True)
+    at = len(lines)
+    while at and not lines[at - 1].strip():
+        at -= 1
+    if at and lines[at - 1].strip() == "end":
+        at -= 1
+    head = "".join(lines[:at])
+    if head and not head.endswith("\n"):
+        head += "\n"
+    return head + block + "".join(lines[at:])
 
 
 def vtysh_argv(lines: list[str]) -> list[str]:

@@ -56,6 +56,15 @@ def test_a_ctsw_of_another_zone_is_allowed_and_a_forced_zone_does_not_refuse_it(
     assert report.allowed and [z.zone for z in report.zones] == [2]
 
 
+def test_a_rack_switch_drain_leaves_the_other_racks_share_of_the_spine_as_it_was(small):
+    """A drained RTSW takes its rack's demand with its uplinks: with one CTSW out (75%), draining a
+    rack switch keeps the zone at 75% of the spine for the racks still in service, and is allowed."""
+    report = _assess(small, "z01-rtsw002", before=resolve(small.topology, ["z01-ctsw01"]))
+    assert report.allowed, report.violations
+    (zone,) = report.zones
+    assert (zone.spine_gbps, zone.spine_gbps_after, zone.spine_pct) == (19200, 14400, 75.0)  # 3 racks of 4
+
+
 def test_undraining_is_never_refused(small):
     both = resolve(small.topology, ["z01-ctsw01,z01-ctsw02"])
     report = assess(small.topology, small.fabric.maintenance, both, resolve(small.topology, ["z01-ctsw02"]))

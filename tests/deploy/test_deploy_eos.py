@@ -117,7 +117,7 @@ def test_check_is_read_only_and_reports_a_down_session(converged):
     result = run_cli("check", str(converged.fabric), "--limit", "z01-ctsw01,z02-rtsw001", "--json")
     report = json.loads(result.stdout)
     assert result.exit_code == 0 and report["failed"] == 0, report
-    assert {r["check"] for r in report["results"]} == {"bgp-established", "pfc-enabled", "no-pfc-storm",
+    assert {r["check"] for r in report["results"]} == {"drain", "bgp-established", "pfc-enabled", "no-pfc-storm",
                                                        "interface-errors", "no-diff", "lldp-neighbors"}
     converged.fleet.device("z01-ctsw01").set_fault(bgp_down=["10.1.16.1"])
     result = run_cli("check", str(converged.fabric), "--limit", "z01-ctsw01", "--json")

@@ -32,6 +32,7 @@ from netgen.lab.plan import LabPlan, SliceRequest
 from netgen.lab.verify import check_lldp, routing_state, wait_for
 from netgen.nos.sonic import lab_shim
 from netgen.nos.sonic.driver import SONIC_OWNERSHIP, frr_digest
+from netgen.platforms.frr_drain import drained_state
 from netgen.topology import expand
 from tests.conftest import SMALL, run_cli, topology_of
 from tests.lab.conftest import (
@@ -138,7 +139,7 @@ def test_1_converged_lab_is_unchanged(site):
     assert code == 0, report.get("stopped_reason") or report.get("error")
     assert report["counts"] == {"unchanged": 2}
     checks = {c["check"] for d in report["devices"].values() for c in d["checks"]}
-    assert checks == {"model", "bgp-baseline", "no-pfc-storm", "lldp-neighbors"}
+    assert checks == {"drain", "model", "bgp-baseline", "no-pfc-storm", "lldp-neighbors"}
     # LLDP read back through `show lldp table` from each node's real lldpd: every port cabled in the
     # lab slice (its CTSW's uplinks, one host) hears its planned neighbour; the rest are silent
     topology = topology_of(site.fabric)
@@ -409,6 +410,62 @@ def test_5f_tables_netgen_does_not_write_are_kept_unless_removal_is_asked(site):
     assert code == 0 and forced["ownership"]["removed_unmanaged"] == ["DEBUG_COUNTER|DROPS", "VXLAN_TUNNEL|vtep1"]
     assert "- VXLAN_TUNNEL|vtep1 (was {'src_ip': '10.0.0.1'})" in forced["ownership"]["would_remove"]
     assert site.running(node)["VXLAN_TUNNEL"] == {"vtep1": {"src_ip": "10.0.0.1"}}  # a dry run changes nothing
+
+
+def test_5g_a_drain_is_read_back_from_frr_kept_on_disk_refused_by_deploy_and_undone_exactly(site):
+    """`netgen drain` on a SONiC switch: the prepend in FRR's running config and in frr.conf, read back
+    from both by the test over SSH; its neighbour (real FRR) learns its routes 3 x its ASN longer; a
+    deploy refuses it (the push would undrain it) unless --keep-drained, which changes nothing here;
+    a second drain is a no-op; undrain gives back FRR's running config and frr.conf exactly."""
+    node = "z01-rtsw001"
+    asn = topology_of(site.fabric).devices[node].asn
+    running_before, conf_before = site.ssh(node, "vtysh -c 'show running-config'"), site.frr(node)
+
+    def cli(*args: str) -> tuple[int, dict]:
+        result = run_cli(*args, "--json")
+        assert "Traceback" not in result.output
+        return result.exit_code, json.loads(result.stdout)
+
+    code, report = cli("drain", str(site.fabric), node, "--why", "swap PSU 2")
+    assert code == 0, report
+    assert list(report["read"]) == [node]  # a rack switch's drain moves no bound but its own
+    (switch,) = report["switches"]
+    assert (switch["action"], switch["after"]["running"], switch["after"]["saved"]) == ("drained", "drained", "drained")
+    assert drained_state(site.ssh(node, "vtysh -c 'show running-config'")) is True
+    assert drained_state(site.frr(node)) is True
+    prepended = " ".join([str(asn)] * 4)  # its own ASN once, then the drain's three
+    learned = site.lab.exec("z01-ctsw01", ["vtysh", "-c", "show bgp ipv4 unicast"])
+    assert learned.ok and prepended in learned.stdout, learned.stdout[-2000:]
+
+    code, report = cli("drain", str(site.fabric), node)
+    assert code == 0 and report["switches"][0]["action"] == "already drained"
+    code, report = cli("deploy", str(site.fabric), "--limit", node)
+    outcome = report["devices"][node]
+    assert code == 1 and outcome["status"] == "failed" and "--keep-drained" in outcome["error"]
+    code, report = cli("deploy", str(site.fabric), "--limit", node, "--keep-drained")
+    assert code == 0 and report["devices"][node]["status"] == "unchanged", report["devices"][node]["error"]
+    code, report = cli("check", str(site.fabric), "--limit", node)
+    results = {r["check"]: r for r in report["results"]}  # (LLDP fails: the slice cables one CTSW of four)
+    assert results["drain"]["detail"].startswith("drained: checked against"), results["drain"]
+    assert results["no-diff"]["outcome"] == "pass", results["no-diff"]
+
+    code, report = cli("undrain", str(site.fabric), node)
+    assert code == 0 and report["switches"][0]["action"] == "undrained", report
+    assert frr_digest(site.ssh(node, "vtysh -c 'show running-config'")) == frr_digest(running_before)
+    assert site.frr(node) == conf_before
+    assert wait_for_text(lambda: site.lab.exec("z01-ctsw01", ["vtysh", "-c", "show bgp ipv4 unicast"]).stdout,
+                         lambda text: prepended not in text)
+
+
+def wait_for_text(read, done, timeout: float = 30.0) -> bool:
+    """Read until `done` says so (the neighbour re-learns at its own pace), or the timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if done(read()):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.5)
 
 
 def test_6_lab_up_ssh_gives_a_site_that_netgen_deploy_uses_as_is(monkeypatch):

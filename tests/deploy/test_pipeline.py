@@ -16,7 +16,7 @@ from nornir.core.plugins.connections import ConnectionPluginRegister
 from netgen.checks import DesignContext
 from netgen.deploy import pipeline
 from netgen.deploy.checks import Facts
-from netgen.deploy.driver import DriverError, Readback, StagedChange
+from netgen.deploy.driver import DrainReadback, DriverError, Readback, StagedChange
 from netgen.deploy.inventory import Credentials, DeployFile, RolloutPolicy, make_nornir, nornir_inventory
 from netgen.deploy.journal import Journal
 from netgen.deploy.journal import read as read_journal
@@ -150,6 +150,13 @@ class FakeDriver:
     def running_digest(self) -> str:
         return self.switch.running
 
+    def drain_state(self) -> DrainReadback:
+        drained = "drained" in self.switch.faults
+        return DrainReadback(drained, drained, "drained" if drained else "not drained")
+
+    def keep_drained(self) -> None:
+        self.intended = f"{self.intended}+drain"
+
     def readback(self, before: str, after: str | None) -> Readback:
         if "rollback_fails" in self.switch.faults:
             raise OSError("device unreachable")
@@ -262,6 +269,22 @@ def test_timeouts_are_checked(confirm, post_check, complaint):
         assert problem is None
     else:
         assert problem is not None and complaint in problem
+
+
+def test_a_drained_switch_is_refused_unless_its_drain_is_kept():
+    """A push of the rendered config would undrain a drained switch: refused before anything is
+    staged; --keep-drained pushes the intent with the drain in it."""
+    switch = FakeSwitch("z01-rtsw001", faults={"drained"})
+    outcome = _deploy(switch)
+    assert outcome.status is Status.FAILED and switch.running == "old" and switch.events == []
+    drain = outcome.checks[0]
+    assert (drain["check"], drain["outcome"]) == ("drain", "fail")
+    assert "netgen undrain z01-rtsw001" in drain["detail"] and "--keep-drained" in outcome.error
+    kept = FakeDriver(switch)
+    options = DeployOptions(change_id="t1", post_check_timeout_s=0.0, keep_drained=True)
+    outcome = deploy_one(kept, CTX, CTX.topology.devices[switch.name], options, _outcome(switch.name))
+    assert outcome.status is Status.CHANGED and switch.running == "new+drain" == switch.saved
+    assert outcome.checks[0]["detail"] == "drained: the change keeps the drain (--keep-drained)"
 
 
 def test_converged_device_is_unchanged_and_not_committed():

@@ -39,16 +39,19 @@ from netgen.deploy.driver import (
     HOLDS_OLD,
     HOLDS_OTHER,
     Connection,
+    DrainReadback,
     DriverError,
     Readback,
     StagedChange,
     check_change_id,
     digest,
+    drain_word,
     json_object,
 )
 from netgen.deploy.ownership import DEVICE_OWNED as DEVICE_OWNED_SECTION
 from netgen.deploy.ownership import Ownership, OwnershipReport, Policy, first
 from netgen.intent.secrets import redact
+from netgen.nos.eos import drain as eos_drain
 from netgen.topology.model import Device
 
 ERROR_PATTERN = r"% ?(Invalid|Incomplete|Ambiguous|Error|Unrecognized)"
@@ -358,6 +361,78 @@ class EosDriver:
         detail = (f"running-config is the {holds} one, startup-config {'equals' if saved else 'differs from'} it,"
                   f" session {self.session}: {state or 'gone'}")
         return Readback(holds, saved, pending, detail)
+
+
+    # --- drain (netgen/nos/eos/drain.py) ------------------------------------------------------
+    def drain_state(self) -> DrainReadback:
+        running = eos_drain.drain_state(self.show("show running-config"))
+        saved = eos_drain.drain_state(self.show("show startup-config"))
+        return DrainReadback(running, saved, f"running-config {drain_word(running)}, startup-config"
+                                             f" {drain_word(saved)} (AS-path prepend in the outbound route-maps)")
+
+    def _drain_scope(self, running: str) -> eos_drain.EosDrainScope:
+        scope = eos_drain.scope_of(running)
+        if scope is None:
+            raise DriverError(f"{self.name}: no `router bgp` with an outbound route-map to drain through")
+        return scope
+
+    def _before_drain_change(self) -> str:
+        """The running config, once nothing else is in the way of a drain and its save: no change
+        waiting for its confirm (its revert would take the drain too), and nothing unsaved (the save
+        that keeps the drain across a reboot would keep that too)."""
+        sessions = self.show_json("show configuration sessions detail").get("sessions", {})
+        pending = [name for name, info in sessions.items()
+                   if isinstance(info, dict) and info.get("state") == "pendingCommitTimer"]
+        if pending:
+            raise DriverError(f"{self.name}: session {pending[0]} waits for its confirm: finish that change first"
+                              " (netgen recover), then drain")
+        running = self.show("show running-config")
+        if config_digest(running) != config_digest(self.show("show startup-config")):
+            raise DriverError(f"{self.name}: running-config differs from startup-config: netgen will not save a"
+                              " change it did not make along with the drain; save or revert it first")
+        return running
+
+    def _apply_drain(self, lines: list[str]) -> None:
+        """`lines` in a config session of their own, committed at once, then saved."""
+        session = f"{self.session}-drain"
+        output = str(self.conn.config_mode(config_command=f"configure session {session}"))
+        self.conn.write_channel("".join(f"{line}\n" for line in lines))
+        output += str(self.conn.read_channel_timing(last_read=0.5, read_timeout=self.timeout))
+        refused = [line for line in output.splitlines() if re.search(ERROR_PATTERN, line)]
+        if refused:
+            self._abort_quietly()
+            raise DriverError(f"{self.name}: EOS refused the drain: {'; '.join(refused[:3])[:300]}")
+        output = str(self.conn.send_command("commit", expect_string=EXEC_PROMPT, read_timeout=self.timeout))
+        if re.search(ERROR_PATTERN, output):
+            raise DriverError(f"{self.name}: the drain's commit was refused: {output.strip()[:300]}")
+        self.save()
+
+    def _change_drain(self, drain: bool) -> None:
+        state = self.drain_state()
+        if state.state is drain:
+            return  # repeat-safe: already as asked, running and saved
+        running = self._before_drain_change()
+        scope = self._drain_scope(running)
+        foreign = [f"{name} {seq}: {prepend}" for name, seq, prepend in scope.entries
+                   if prepend and prepend != scope.drain_line]
+        if foreign:
+            raise DriverError(f"{self.name}: route-map {foreign[0]}: a prepend netgen did not set; the drain would"
+                              " replace it (and the undrain remove it)")
+        lines = eos_drain.drain_lines(scope) if drain else eos_drain.undrain_lines(scope)
+        if lines:
+            self._apply_drain(lines)
+
+    def drain(self) -> None:
+        self._change_drain(True)
+
+    def undrain(self) -> None:
+        self._change_drain(False)
+
+    def keep_drained(self) -> None:
+        scope = eos_drain.scope_of(self.intended)
+        if scope is None:
+            raise DriverError(f"{self.name}: the rendered config has no outbound route-map to keep the drain in")
+        self.intended = eos_drain.with_drain(self.intended, scope)
 
 
 def eos_driver(conn: Connection, device: Device, files: Mapping[str, str], change_id: str,

@@ -54,16 +54,19 @@ from netgen.deploy.driver import (
     HOLDS_OLD,
     HOLDS_OTHER,
     Connection,
+    DrainReadback,
     DriverError,
     Readback,
     StagedChange,
     check_change_id,
     digest,
+    drain_word,
     json_object,
 )
 from netgen.deploy.ownership import DEVICE_OWNED, Ownership, OwnershipReport, Policy, first
 from netgen.diff.config_db import DEVICE_OWNED_TABLES, json_patch, mask_row, overlay_device_owned, semantic_diff
 from netgen.intent.secrets import redact
+from netgen.platforms import frr_drain
 from netgen.topology.model import Device
 
 FRR_DIR = "/etc/sonic/frr"  # the bgp container sees it as /etc/frr
@@ -442,6 +445,65 @@ class SonicDriver:
                   f" {'equals' if db_saved else 'differs from'} CONFIG_DB, frr.conf"
                   f" {'is' if frr_saved else 'is not'} the running one, revert timer {timer}")
         return Readback(holds, saved, pending, detail)
+
+
+    # --- drain (netgen/platforms/frr_drain.py: the prepend in FRR, which SONiC's own TSA cannot do on
+    # netgen's route-map names; docs/developer/drain-sources.md) --------------------------------
+    def drain_state(self) -> DrainReadback:
+        running = frr_drain.drained_state(self._frr_running())
+        saved = frr_drain.drained_state(self._cat(FRR_PATH) or "")
+        return DrainReadback(running, saved, f"FRR running {drain_word(running)}, {FRR_PATH} {drain_word(saved)}"
+                                             " (AS-path prepend first in the outbound route-maps)")
+
+    def _change_in_flight(self) -> str | None:
+        """The revert script of a netgen change waiting for its confirm, if there is one: its revert
+        puts back the frr.conf of before that change, which would undo a drain saved meanwhile."""
+        rc, text = self.run(f"{self.sudo}sh -c 'ls /etc/sonic/netgen-*-revert.sh'", check=False)
+        return text.split()[0] if rc == 0 and text.split() else None
+
+    def _change_drain(self, drain: bool) -> None:
+        state = self.drain_state()
+        if state.state is drain:
+            return  # repeat-safe: already as asked, running and saved
+        in_flight = self._change_in_flight()
+        if in_flight:
+            raise DriverError(f"{self.name}: a netgen change waits for its confirm ({in_flight}): finish it first"
+                              " (netgen recover), then drain")
+        running = self._frr_running()
+        try:
+            scope = frr_drain.scope_of_config(running)
+            lines = frr_drain.drain_commands(scope) if drain else frr_drain.undrain_commands(scope)
+        except ValueError as exc:
+            raise DriverError(f"{self.name}: FRR's running config: {exc}") from None
+        if frr_drain.drained_state(running) is None and any(
+                f"route-map {name} permit {frr_drain.DRAIN_SEQ}" in running.splitlines() for name in scope.route_maps):
+            raise DriverError(f"{self.name}: an outbound route-map has an entry {frr_drain.DRAIN_SEQ} netgen did not"
+                              " write: the drain would replace it")
+        # vtysh's lines travel as a script over SCP: no byte of them passes through the login shell
+        script = f"/tmp/netgen-{self.change_id}-drain.sh"
+        self.put_file(script, shlex.join(frr_drain.vtysh_argv(lines)) + "\n")
+        self.run(f"{self.sudo}sh {script}; rc=$?; rm -f {script}; (exit $rc)")
+        on_disk = self._cat(FRR_PATH)
+        if on_disk is None:
+            raise DriverError(f"{self.name}: {FRR_PATH} cannot be read: the drain runs, but a reboot would lose it")
+        kept = frr_drain.with_drain(on_disk, scope) if drain else frr_drain.without_drain(on_disk, scope)
+        if kept != on_disk:  # frr.conf is what the switch boots with: it keeps the drain, its owner and mode
+            staged = f"/tmp/netgen-{self.change_id}-frr.conf"
+            self.put_file(staged, kept)
+            self.run(f"{self.sudo}cp {staged} {FRR_PATH}; rc=$?; rm -f {staged}; (exit $rc)")
+
+    def drain(self) -> None:
+        self._change_drain(True)
+
+    def undrain(self) -> None:
+        self._change_drain(False)
+
+    def keep_drained(self) -> None:
+        try:
+            scope = frr_drain.scope_of_config(self.intended_frr)
+        except ValueError as exc:
+            raise DriverError(f"{self.name}: the rendered frr.conf: {exc}") from None
+        self.intended_frr = frr_drain.with_drain(self.intended_frr, scope)
 
 
 def sonic_driver(conn: Connection, device: Device, files: Mapping[str, str], change_id: str,

@@ -1,0 +1,310 @@
+"""`netgen drain TARGET` / `netgen undrain TARGET`: take switches out of service gracefully and put
+them back, with the capacity guard before anything moves and the scheduler told first.
+
+    resolve    the switches TARGET names (day2/targets.py); a link drain is refused for now
+    read       the drain state of every switch the guard needs, from the switches themselves: the
+               targets and, when a spine is among them, every CTSW of their zones and every ATSW
+               (read_set). A switch that cannot be read, or reads back partly drained, counts as
+               drained: the guard never assumes capacity it could not see.
+    guard      day2/capacity.py against the fabric file's `maintenance:` bounds; a change that
+               breaks one is refused (exit 1, the rule named) unless --force gives a reason
+    scheduler  drain: the Slurm nodes under the RTSW targets are drained (scontrol) and waited on
+               until no job runs on them; undrain: resumed after the switches read back undrained
+    change     each target's NOS driver drains (or undrains) it and reads it back (Driver.drain,
+               drain_state): running and saved config alike
+    journal    every step, before it is taken, in `drain/<change id>.jsonl` of netgen's state
+               directory (the operator's reason and a --force reason with it)
+
+Repeat-safe at every step: a switch already as asked is left as it is (and said so), a node netgen
+drained already stays drained. An interrupted run is finished by running the same command again;
+the journal says how far it got. What is reported is what was read back, never what was sent.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nornir.core.task import Result, Task
+
+from netgen.context import DesignContext
+from netgen.day2.capacity import CapacityReport, assess
+from netgen.day2.targets import DrainSet, TargetError, resolve
+from netgen.deploy.connect import connect_driver, disconnect, nornir_for
+from netgen.deploy.driver import DrainReadback, drain_word
+from netgen.deploy.journal import Journal, state_dir
+from netgen.deploy.options import DeployOptions
+from netgen.deploy.target import DeployTarget, prepare_target
+from netgen.scheduler import drain as slurm_drain
+from netgen.topology.model import Role, Topology
+
+DEFAULT_JOB_WAIT_S = 3600.0  # how long a drain waits for the jobs on an RTSW's hosts to end
+
+
+class DrainError(Exception):
+    """A drain that cannot be asked as given (a link target for now, a reason Slurm would not keep):
+    exit 2, the message says what to change."""
+
+
+@dataclass(frozen=True)
+class DrainRequest:
+    targets: tuple[str, ...]
+    undrain: bool = False
+    why: str = ""  # the operator's reason: journal, Slurm's node reason
+    force: str | None = None  # the reason to go on although a maintenance bound breaks
+    dry_run: bool = False  # read and judge only: nothing changes anywhere
+    slurm: bool = False  # drain (resume) the RTSW targets' hosts in Slurm
+    scontrol: slurm_drain.Scontrol = field(default_factory=slurm_drain.Scontrol)
+    job_wait_s: float = DEFAULT_JOB_WAIT_S
+    change_id: str = ""  # "" : drain-<time>-<random>
+    journal: Path | None = None  # default: <state dir>/drain/<change id>.jsonl
+
+
+@dataclass
+class SwitchResult:
+    """One target switch: what it was read back as before and after, and what netgen did."""
+
+    device: str
+    nos: str
+    action: str = "not reached"  # drained | undrained | already drained | already undrained | failed | not reached
+    before: DrainReadback | None = None
+    after: DrainReadback | None = None
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.action.startswith(("drained", "undrained", "already"))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"device": self.device, "nos": self.nos, "action": self.action, "ok": self.ok,
+                "before": self.before.as_dict() if self.before else None,
+                "after": self.after.as_dict() if self.after else None, "error": self.error}
+
+
+@dataclass
+class DrainReport:
+    request: DrainRequest
+    change_id: str
+    targets: DrainSet
+    read: dict[str, DrainReadback] = field(default_factory=dict)  # the guard's view, read from each switch
+    unreadable: dict[str, str] = field(default_factory=dict)  # switch -> why it could not be read
+    capacity: CapacityReport | None = None
+    refused: bool = False  # the guard refused and no --force was given
+    switches: list[SwitchResult] = field(default_factory=list)
+    nodes: list[slurm_drain.NodeResult] = field(default_factory=list)
+    nodes_busy: list[str] = field(default_factory=list)  # nodes still running jobs when the wait ended
+    journal: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        if self.request.dry_run:
+            return not self.refused
+        return not self.refused and not self.nodes_busy and all(s.ok for s in self.switches)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"change_id": self.change_id, "undrain": self.request.undrain, "dry_run": self.request.dry_run,
+                "targets": self.targets.as_dict(), "why": self.request.why, "forced": self.request.force,
+                "refused": self.refused,
+                "read": {name: seen.as_dict() for name, seen in sorted(self.read.items())},
+                "unreadable": dict(sorted(self.unreadable.items())),
+                "capacity": self.capacity.as_dict() if self.capacity else None,
+                "switches": [s.as_dict() for s in self.switches],
+                "scheduler": {"slurm": self.request.slurm, "nodes": [n.as_dict() for n in self.nodes],
+                              "still_running_jobs": self.nodes_busy},
+                "journal": str(self.journal) if self.journal else None}
+
+
+def new_change_id() -> str:
+    return f"drain-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(2)}"
+
+
+def read_set(topology: Topology, targets: DrainSet) -> list[str]:
+    """The switches whose drain state the guard reads, in topology order: the targets and, when a
+    spine (a CTSW or an ATSW) is among them, every CTSW of the zones they are in and every ATSW.
+    A rack switch's drain moves no bound but its own (its rack's demand leaves with its uplinks:
+    capacity._zone_spine), so an RTSW drain reads only its targets."""
+    devices = topology.devices
+    wanted = set(targets.devices)
+    if any(devices[name].role in (Role.CTSW, Role.ATSW) for name in targets.devices):
+        zones = {devices[name].zone for name in targets.devices}
+        wanted |= {name for name, device in devices.items()
+                   if (device.role is Role.CTSW and device.zone in zones) or device.role is Role.ATSW}
+    return [name for name in devices if name in wanted]
+
+
+def resolve_targets(ctx: DesignContext, targets: tuple[str, ...]) -> DrainSet:
+    """The switches the targets name; DrainError for a link (not built on devices yet) or a target
+    that names nothing (TargetError's message, with the closest names)."""
+    try:
+        chosen = resolve(ctx.topology, targets)
+    except TargetError as exc:
+        raise DrainError(str(exc)) from None
+    if chosen.links:
+        raise DrainError("a link drain is not built on devices yet (the capacity guard knows links: "
+                         "`netgen drain --dry-run` judges one); drain one of its switches instead")
+    return chosen
+
+
+ReadHook = Callable[[str], None]
+
+
+def _read_states(target: DeployTarget, names: list[str], options: DeployOptions, workers: int | None,
+                 progress: ReadHook | None) -> tuple[dict[str, DrainReadback], dict[str, str]]:
+    read: dict[str, DrainReadback] = {}
+    unreadable: dict[str, str] = {}
+    topology = target.ctx.topology
+
+    def task(task: Task) -> Result:
+        device = topology.devices[task.host.name]
+        try:
+            driver = connect_driver(task, device, target.files[device.name], options)
+            read[device.name] = driver.drain_state()
+        except Exception as exc:  # netmiko and the drivers raise many types: the switch could not be read
+            unreadable[device.name] = f"{type(exc).__name__}: {exc}"[:300]
+        finally:
+            disconnect(task)
+        if progress:
+            progress(device.name)
+        return Result(host=task.host, result=None)
+
+    nornir_for(target, workers).filter(filter_func=lambda host: host.name in names).run(
+        task=task, name="netgen drain: read", on_failed=True)
+    return read, unreadable
+
+
+def _change(target: DeployTarget, names: list[str], options: DeployOptions, undrain: bool, journal: Journal,
+            workers: int | None, progress: ReadHook | None) -> list[SwitchResult]:
+    topology = target.ctx.topology
+    results = {name: SwitchResult(name, topology.devices[name].nos) for name in names}
+    word = "undrain" if undrain else "drain"
+
+    def task(task: Task) -> Result:
+        result = results[task.host.name]
+        device = topology.devices[result.device]
+        try:
+            driver = connect_driver(task, device, target.files[device.name], options)
+            result.before = driver.drain_state()
+            if result.before.state is (not undrain):
+                result.action, result.after = f"already {word}ed", result.before
+            else:
+                journal.write(device.name, f"{word}ing", before=result.before.as_dict())
+                (driver.undrain if undrain else driver.drain)()
+                result.after = driver.drain_state()
+                done = result.after.state is (not undrain)
+                result.action = f"{word}ed" if done else "failed"
+                if not done:
+                    result.error = f"read back {drain_word(result.after.state)}: {result.after.detail}"
+        except Exception as exc:
+            result.action, result.error = "failed", f"{type(exc).__name__}: {exc}"[:500]
+        finally:
+            disconnect(task)
+        journal.write(device.name, result.action, after=result.after.as_dict() if result.after else None,
+                      error=result.error)
+        if progress:
+            progress(device.name)
+        return Result(host=task.host, result=result.action, failed=not result.ok)
+
+    nornir_for(target, workers).filter(filter_func=lambda host: host.name in names).run(
+        task=task, name=f"netgen {word}", on_failed=True)
+    return [results[name] for name in names]
+
+
+def _guard(ctx: DesignContext, report: DrainReport) -> CapacityReport:
+    """The capacity the change leaves, judged from what was read: a switch not read back as
+    undrained counts as drained."""
+    out_now = frozenset(name for name in report.read if report.read[name].state is not False) \
+        | frozenset(report.unreadable)
+    before = DrainSet(out_now)
+    targets = report.targets.devices
+    after = DrainSet(out_now - targets) if report.request.undrain else DrainSet(out_now | targets)
+    return assess(ctx.topology, ctx.fabric.maintenance, before, after)
+
+
+def _hosts_first(ctx: DesignContext, report: DrainReport, journal: Journal) -> None:
+    """Drain: the Slurm nodes under the RTSW targets, drained and waited on."""
+    rtsws = sorted(n for n in report.targets.devices if ctx.topology.devices[n].role is Role.RTSW)
+    if not report.request.slurm or not rtsws:
+        return
+    nodes = slurm_drain.nodes_under(ctx.fabric, ctx.topology, rtsws)
+    try:
+        reason = slurm_drain.drain_reason(rtsws, report.request.why or f"change {report.change_id}")
+    except ValueError as exc:
+        raise DrainError(f"--why: {exc}") from None
+    journal.write(None, "slurm-draining", nodes=nodes, reason=reason)
+    report.nodes = slurm_drain.drain(nodes, reason, report.request.scontrol)
+    states = slurm_drain.wait_drained(nodes, report.request.job_wait_s, scontrol=report.request.scontrol)
+    report.nodes_busy = [s.name for s in states if s.drain not in slurm_drain.SETTLED]
+    journal.write(None, "slurm-drained", busy=report.nodes_busy)
+
+
+def _hosts_after(ctx: DesignContext, report: DrainReport, journal: Journal) -> None:
+    """Undrain: the Slurm nodes under the RTSWs that read back undrained, resumed."""
+    rtsws = sorted(s.device for s in report.switches
+                   if s.ok and ctx.topology.devices[s.device].role is Role.RTSW)
+    if not report.request.slurm or not rtsws:
+        return
+    nodes = slurm_drain.nodes_under(ctx.fabric, ctx.topology, rtsws)
+    journal.write(None, "slurm-resuming", nodes=nodes)
+    report.nodes = slurm_drain.resume(nodes, report.request.scontrol)
+    journal.write(None, "slurm-resumed", nodes=[n.node.name for n in report.nodes])
+
+
+@dataclass(frozen=True)
+class DrainHooks:
+    """Progress: each switch read, each switch changed (the CLI's bars)."""
+
+    read: ReadHook | None = None
+    changed: ReadHook | None = None
+
+
+def run_drain(target: DeployTarget, request: DrainRequest, workers: int | None = None,
+              hooks: DrainHooks | None = None) -> DrainReport:
+    """Drain (or undrain) the switches `request.targets` names. `target` gives access to every
+    switch read_set() names (prepare_target with that --limit, changes=False)."""
+    ctx = target.ctx
+    hooks = hooks or DrainHooks()
+    change_id = request.change_id or new_change_id()
+    report = DrainReport(request, change_id, resolve_targets(ctx, request.targets))
+    options = DeployOptions(change_id=change_id, command_timeout_s=target.deploy.ssh.command_timeout_s,
+                            ownership=target.ownership())
+    report.read, report.unreadable = _read_states(target, read_set(ctx.topology, report.targets), options,
+                                                  workers, hooks.read)
+    report.capacity = _guard(ctx, report)
+    report.refused = not report.capacity.allowed and request.force is None
+    if request.dry_run or report.refused:
+        return report
+    report.journal = request.journal or state_dir() / "drain" / f"{change_id}.jsonl"
+    journal = Journal(report.journal, change_id)
+    journal.write(None, "undrain" if request.undrain else "drain", fabric=ctx.fabric.name,
+                  targets=report.targets.as_dict(), why=request.why, forced=request.force,
+                  violations=[v.as_dict() for v in report.capacity.violations])
+    if not request.undrain:
+        _hosts_first(ctx, report, journal)
+        if report.nodes_busy:
+            journal.write(None, "stopped", reason="jobs still run on the hosts under the switches")
+            return report
+    names = [n for n in ctx.topology.devices if n in report.targets.devices]
+    report.switches = _change(target, names, options, request.undrain, journal, workers, hooks.changed)
+    if request.undrain:
+        _hosts_after(ctx, report, journal)
+    journal.write(None, "done", ok=report.ok)
+    return report
+
+
+def drain(ctx: DesignContext, fabric_file: Path, request: DrainRequest, *, credentials_file: Path | None = None,
+          known_hosts: Path | None = None, verify_host_keys: bool = True, workers: int | None = None,
+          hooks: DrainHooks | None = None) -> DrainReport:
+    """`netgen drain` / `netgen undrain`: the switches to read and change, reached as deploy.yaml
+    says (TargetError for what stops a deploy too), then run_drain."""
+    names = read_set(ctx.topology, resolve_targets(ctx, request.targets))
+    target = prepare_target(ctx, fabric_file, limit=",".join(names), credentials_file=credentials_file,
+                            known_hosts=known_hosts, verify_host_keys=verify_host_keys, changes=False)
+    return run_drain(target, request, workers, hooks)
+
+
+__all__ = ["DrainError", "DrainHooks", "DrainReport", "DrainRequest", "SwitchResult", "drain", "new_change_id",
+           "read_set", "resolve_targets", "run_drain"]
