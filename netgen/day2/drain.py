@@ -128,24 +128,26 @@ def read_set(topology: Topology, targets: DrainSet) -> list[str]:
     A rack switch's drain moves no bound but its own (its rack's demand leaves with its uplinks:
     capacity._zone_spine), so an RTSW drain reads only its targets."""
     devices = topology.devices
+    ends = {end.device for link in topology.links if link.key in targets.links for end in (link.lower, link.upper)}
     wanted = set(targets.devices)
-    if any(devices[name].role in (Role.CTSW, Role.ATSW) for name in targets.devices):
-        zones = {devices[name].zone for name in targets.devices}
+    if any(devices[name].role in (Role.CTSW, Role.ATSW) for name in targets.devices | ends):
+        zones = {devices[name].zone for name in targets.devices | ends}
         wanted |= {name for name, device in devices.items()
                    if (device.role is Role.CTSW and device.zone in zones) or device.role is Role.ATSW}
     return [name for name in devices if name in wanted]
 
 
-def resolve_targets(ctx: DesignContext, targets: tuple[str, ...]) -> DrainSet:
-    """The switches the targets name; DrainError for a link (not built on devices yet) or a target
-    that names nothing (TargetError's message, with the closest names)."""
+def resolve_targets(ctx: DesignContext, targets: tuple[str, ...], links: bool = False) -> DrainSet:
+    """The switches (and with `links`, the links) the targets name; DrainError for a link when
+    `links` is off (a link drain is judged by the guard, not built on devices yet) or a target that
+    names nothing (TargetError's message, with the closest names)."""
     try:
         chosen = resolve(ctx.topology, targets)
     except TargetError as exc:
         raise DrainError(str(exc)) from None
-    if chosen.links:
-        raise DrainError("a link drain is not built on devices yet (the capacity guard knows links: "
-                         "`netgen drain --dry-run` judges one); drain one of its switches instead")
+    if chosen.links and not links:
+        raise DrainError("a link drain is not built on devices yet (`--dry-run` judges what it would leave);"
+                         " drain one of its switches instead")
     return chosen
 
 
@@ -219,8 +221,8 @@ def _guard(ctx: DesignContext, report: DrainReport) -> CapacityReport:
     out_now = frozenset(name for name in report.read if report.read[name].state is not False) \
         | frozenset(report.unreadable)
     before = DrainSet(out_now)
-    targets = report.targets.devices
-    after = DrainSet(out_now - targets) if report.request.undrain else DrainSet(out_now | targets)
+    targets = report.targets
+    after = DrainSet(out_now - targets.devices) if report.request.undrain else before | targets
     return assess(ctx.topology, ctx.fabric.maintenance, before, after)
 
 
@@ -268,7 +270,7 @@ def run_drain(target: DeployTarget, request: DrainRequest, workers: int | None =
     ctx = target.ctx
     hooks = hooks or DrainHooks()
     change_id = request.change_id or new_change_id()
-    report = DrainReport(request, change_id, resolve_targets(ctx, request.targets))
+    report = DrainReport(request, change_id, resolve_targets(ctx, request.targets, links=request.dry_run))
     options = DeployOptions(change_id=change_id, command_timeout_s=target.deploy.ssh.command_timeout_s,
                             ownership=target.ownership())
     report.read, report.unreadable = _read_states(target, read_set(ctx.topology, report.targets), options,
@@ -300,7 +302,7 @@ def drain(ctx: DesignContext, fabric_file: Path, request: DrainRequest, *, crede
           hooks: DrainHooks | None = None) -> DrainReport:
     """`netgen drain` / `netgen undrain`: the switches to read and change, reached as deploy.yaml
     says (TargetError for what stops a deploy too), then run_drain."""
-    names = read_set(ctx.topology, resolve_targets(ctx, request.targets))
+    names = read_set(ctx.topology, resolve_targets(ctx, request.targets, links=request.dry_run))
     target = prepare_target(ctx, fabric_file, limit=",".join(names), credentials_file=credentials_file,
                             known_hosts=known_hosts, verify_host_keys=verify_host_keys, changes=False)
     return run_drain(target, request, workers, hooks)

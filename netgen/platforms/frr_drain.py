@@ -182,6 +182,21 @@ def _entries(config: str) -> dict[tuple[str, int], tuple[str, frozenset[str]]]:
     return entries
 
 
+def _drain_entry(asn: int) -> tuple[str, frozenset[str]]:
+    return "permit", frozenset({f"set as-path prepend {' '.join([str(asn)] * PREPEND_COUNT)}", "on-match next"})
+
+
+def foreign_entries(running_config: str) -> list[str]:
+    """The outbound route-maps holding an entry at the drain's sequence that is not the drain's:
+    neither drain nor undrain may touch those (both would replace or remove it)."""
+    asn, maps = _bgp_of(running_config)
+    if asn is None:
+        return []
+    entries = _entries(running_config)
+    return sorted(name for name in maps
+                  if (name, DRAIN_SEQ) in entries and entries[(name, DRAIN_SEQ)] != _drain_entry(asn))
+
+
 def drained_state(running_config: str) -> bool | None:
     """What the router holds: True when every outbound route-map has the drain entry, False when
     none has it, None when neither (some have it; an entry at the drain's sequence that is not the
@@ -190,8 +205,7 @@ def drained_state(running_config: str) -> bool | None:
     if asn is None or not maps:
         return None
     entries = _entries(running_config)
-    drain_entry = ("permit", frozenset({f"set as-path prepend {' '.join([str(asn)] * PREPEND_COUNT)}",
-                                        "on-match next"}))
+    drain_entry = _drain_entry(asn)
     states = set()
     for name in maps:
         entry = entries.get((name, DRAIN_SEQ))

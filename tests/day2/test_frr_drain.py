@@ -16,9 +16,12 @@ from netgen.platforms.frr_drain import (
     drain_commands,
     drain_scope,
     drained_state,
+    foreign_entries,
     scope_of_config,
     undrain_commands,
     vtysh_argv,
+    with_drain,
+    without_drain,
 )
 from netgen.platforms.routing import bgp_plan
 from netgen.templating import template_env
@@ -118,3 +121,27 @@ def test_drain_twice_is_the_same_config_and_undrain_removes_exactly_it(ctx):
     made = {line for line in drain_commands(scope) if line.startswith("route-map ")}
     removed = {line.removeprefix("no ") for line in undrain_commands(scope) if line.startswith("no route-map ")}
     assert made == removed == {f"route-map {name} permit {DRAIN_SEQ}" for name in scope.route_maps}
+
+
+def test_frr_conf_keeps_the_drain_once_and_gives_back_exactly_what_it_had(ctx):
+    """What a drained SONiC switch boots with: its frr.conf with the drain's entries, added once however
+    often, removed to the byte; and the read-back of the file says drained."""
+    conf = rendered_frr(ctx, "z01-ctsw01")
+    scope = scope_of_config(conf)
+    drained = with_drain(conf, scope)
+    assert drained_state(conf) is False and drained_state(drained) is True
+    assert with_drain(drained, scope) == drained
+    assert without_drain(drained, scope) == conf and without_drain(conf, scope) == conf
+    for name in scope.route_maps:
+        assert drained.count(f"route-map {name} permit {DRAIN_SEQ}\n") == 1
+
+
+def test_an_entry_at_the_drains_sequence_that_is_not_the_drains_is_foreign(ctx):
+    """An operator's own entry 1 in an outbound map: neither drain nor undrain may touch it (the
+    drivers refuse); a half-made drain (one map drained, one not) is no foreign entry: it is finished."""
+    conf = rendered_frr(ctx, "z01-ctsw01")
+    scope = scope_of_config(conf)
+    half = with_drain(conf, DrainScope(scope.asn, scope.route_maps[:1]))
+    assert drained_state(half) is None and foreign_entries(half) == []
+    theirs = conf + f"route-map {scope.route_maps[1]} permit {DRAIN_SEQ}\n set metric 10\nexit\n"
+    assert foreign_entries(theirs) == [scope.route_maps[1]] and drained_state(theirs) is None

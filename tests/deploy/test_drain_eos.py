@@ -93,7 +93,11 @@ def test_dry_run_reads_and_judges_only(converged):
     assert all(converged.commits(n) == [] for n in converged.names)
 
 
-def test_a_link_target_and_an_unknown_switch_are_exit_2(converged):
+def test_a_link_is_judged_by_a_dry_run_only_and_an_unknown_switch_is_exit_2(converged):
+    code, report = _run(converged, "drain", "z01-rtsw001--z01-ctsw01", "--dry-run")
+    assert code == 0 and report["capacity"]["allowed"] is True, report
+    (rtsw,) = report["capacity"]["rtsw"]  # the four links between them: 16 -> 12 paths
+    assert (rtsw["device"], rtsw["paths_before"], rtsw["paths_after"]) == ("z01-rtsw001", 16, 12)
     code, report = _run(converged, "drain", "z01-rtsw001--z01-ctsw01")
     assert code == 2 and "link drain" in report["error"]
     code, report = _run(converged, "drain", "z01-ctsw99")

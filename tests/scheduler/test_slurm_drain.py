@@ -13,6 +13,7 @@ one-line output as 22.05 prints it, parsed, not live.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -383,3 +384,40 @@ def test_wait_drained_gives_up_at_the_timeout_with_what_it_read():
                                                             _line("z01-r003-h02", "IDLE+DRAIN", "r")] * 4))
     assert clock.slept == [10, 10, 5]
     assert [s.drain for s in read] == [Drain.DRAINING, Drain.DRAINED]
+
+
+def test_netgen_drain_of_a_rack_switch_drains_exactly_its_hosts_in_slurm_first(slurm, tmp_path, monkeypatch):
+    """`netgen drain z02-rtsw001 --slurm`: the switch (an EOS RTSW of the small example, on the device
+    emulator) and Slurm's real controller. Its two hosts are DRAIN with netgen's reason, read back by
+    scontrol beside netgen, before the switch reads back drained; every other node is untouched.
+    `netgen undrain` undrains the switch, then resumes exactly those hosts."""
+    from tests.deploy.eos_site import make_site  # noqa: PLC0415  (the deploy tier's emulated EOS site)
+
+    monkeypatch.setenv("SLURM_CONF", str(dict(slurm.env or {})["SLURM_CONF"]))
+    switch, hosts = "z02-rtsw001", ["z02-r001-h01", "z02-r001-h02"]
+    sites = make_site(tmp_path, SMALL, [switch], True, monkeypatch)
+    site = next(sites)
+    try:
+        result = run_cli("drain", str(site.fabric), switch, "--slurm", "--why", "replace QSFP on Ethernet1/1",
+                         "--job-wait", "30", "--json")
+        report = json.loads(result.stdout)
+        assert result.exit_code == 0, report
+        assert [(n["node"], n["action"]) for n in report["scheduler"]["nodes"]] == [(h, "drained") for h in hosts]
+        assert report["switches"][0]["action"] == "drained"
+        shown = _shown(slurm)
+        for name, line in shown.items():
+            drained = name in hosts
+            assert ("+DRAIN" in line) is drained, line
+            if drained:
+                assert f"Reason={REASON_PREFIX}{switch}: replace QSFP on Ethernet1/1" in line
+        journal = [json.loads(line)["state"] for line in Path(report["journal"]).read_text().splitlines()]
+        assert journal.index("slurm-drained") < journal.index("draining")  # the hosts first, then the switch
+
+        result = run_cli("undrain", str(site.fabric), switch, "--slurm", "--json")
+        report = json.loads(result.stdout)
+        assert result.exit_code == 0, report
+        assert report["switches"][0]["action"] == "undrained"
+        assert [(n["node"], n["action"]) for n in report["scheduler"]["nodes"]] == [(h, "resumed") for h in hosts]
+        assert all("DRAIN" not in line for line in _shown(slurm).values())
+    finally:
+        sites.close()

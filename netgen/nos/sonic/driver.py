@@ -475,10 +475,10 @@ class SonicDriver:
             lines = frr_drain.drain_commands(scope) if drain else frr_drain.undrain_commands(scope)
         except ValueError as exc:
             raise DriverError(f"{self.name}: FRR's running config: {exc}") from None
-        if frr_drain.drained_state(running) is None and any(
-                f"route-map {name} permit {frr_drain.DRAIN_SEQ}" in running.splitlines() for name in scope.route_maps):
-            raise DriverError(f"{self.name}: an outbound route-map has an entry {frr_drain.DRAIN_SEQ} netgen did not"
-                              " write: the drain would replace it")
+        foreign = frr_drain.foreign_entries(running)
+        if foreign:
+            raise DriverError(f"{self.name}: route-map {foreign[0]} has an entry {frr_drain.DRAIN_SEQ} netgen did not"
+                              " write: the drain would replace it (and the undrain remove it)")
         # vtysh's lines travel as a script over SCP: no byte of them passes through the login shell
         script = f"/tmp/netgen-{self.change_id}-drain.sh"
         self.put_file(script, shlex.join(frr_drain.vtysh_argv(lines)) + "\n")
