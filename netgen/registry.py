@@ -30,8 +30,8 @@ SHIPPED = "netgen.nos"  # the package of the NOSes netgen ships: one found there
 REINSTALL = "reinstall netgen so that its entry points are current, e.g. `pip install -e .` in the checkout"
 
 # The parts a bundle may name, each "module:attribute"; the stage that uses a part says what it must be.
-Part = Literal["renderer", "driver", "ownership", "lab_adapter", "lab_shim"]
-PARTS: tuple[Part, ...] = ("renderer", "driver", "ownership", "lab_adapter", "lab_shim")
+Part = Literal["renderer", "driver", "ownership", "lab_adapter", "lab_shim", "day0"]
+PARTS: tuple[Part, ...] = ("renderer", "driver", "ownership", "lab_adapter", "lab_shim", "day0")
 NAME_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"  # a NOS's name: an entry point's name, a folder's, a catalog's `nos:`
 _NAME = re.compile(NAME_PATTERN)
 _IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -54,6 +54,8 @@ class NosBundle:
     * lab_adapter: a lab Adapter (netgen/lab/adapters.py): a device's rendered files -> a lab node.
     * lab_shim: a LabShim (netgen/lab/endpoints.py): a stand-in for the NOS's CLI on a netns lab
       router, for `netgen lab up --ssh`.
+    * day0: a Day0Files (netgen/day2/replace.py): what a replacement switch boots with, drained, and
+      its zero-touch provisioning file (`netgen replace --day0`).
 
     templates: the folder of its Jinja2 templates, under the repository's templates/ (a name) or
     anywhere (an absolute path: a NOS packaged outside netgen keeps its own).
@@ -69,6 +71,7 @@ class NosBundle:
     ownership: str | None = None
     lab_adapter: str | None = None
     lab_shim: str | None = None
+    day0: str | None = None
     custom_parts: tuple[str, ...] = ()
     netmiko_device_type: str | None = None
     ansible_network_os: str | None = None

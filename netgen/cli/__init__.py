@@ -43,6 +43,7 @@ COMMANDS = {
     "lab": ("netgen.cli.lab", "Run a slice of the fabric in real FRR routers in network namespaces."),
     "place": ("netgen.cli.scheduler", "Place a job of N hosts with the fewest ATSW crossings; print its rank order."),
     "recover": ("netgen.cli.deploy", "Finish what an interrupted `netgen deploy` left on the devices."),
+    "replace": ("netgen.cli.day2", "Replace a switch (RMA): day-0 files (it boots drained), then its join."),
     "report": ("netgen.cli.report", "One self-contained HTML page: zones, links, QoS chain, what-if, findings."),
     "render": ("netgen.cli.fabric", "Render device configs (SONiC config_db.json + frr.conf, EOS)."),
     "rollout": ("netgen.cli.deploy", "Run the rollout playbook with ansible-runner, batch by batch."),

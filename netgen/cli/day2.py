@@ -1,5 +1,6 @@
 """`netgen drain` and `netgen undrain`: take switches out of service gracefully, and put them back
-(netgen/day2/drain.py)."""
+(netgen/day2/drain.py); `netgen replace`: a replacement switch's day-0 files, then its join
+(netgen/day2/replace.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import click
 from netgen.cli.common import (
     EXIT_DESIGN,
     EXIT_INPUT,
+    EXIT_INTERNAL,
     EXIT_OK,
     ProgressBars,
     cli,
@@ -19,22 +21,38 @@ from netgen.cli.common import (
     err,
     escape,
     fabric_argument,
+    fabric_from_environment,
     fail,
     input_failure,
     json_option,
     load_checked,
+    missing_fabric_message,
     out,
+    write_replacing,
 )
-from netgen.day2.drain import DEFAULT_JOB_WAIT_S, DrainError, DrainHooks, DrainReport, DrainRequest, drain
+from netgen.context import DesignContext
+from netgen.day2.drain import (
+    DEFAULT_JOB_WAIT_S,
+    DrainError,
+    DrainHooks,
+    DrainReport,
+    DrainRequest,
+    drain,
+    new_change_id,
+)
+from netgen.day2.replace import DEFAULT_JOIN_WAIT_S, JoinReport, ReplaceError, day0_of, join_device
+from netgen.deploy.change import ChangeRefused
+from netgen.deploy.driver import DriverError
 from netgen.deploy.journal import JournalError
 from netgen.deploy.target import TargetError
 from netgen.intent import NetgenInputError
+from netgen.registry import NosRegistryError
 from netgen.scheduler.drain import SchedulerDrainError
 
 
 def _options(command: Any) -> Any:
     for option in reversed([
-        click.argument("targets", nargs=-1, required=True, metavar="TARGET..."),
+        click.argument("targets", nargs=-1, metavar="TARGET..."),
         click.option("--why", default="", metavar="TEXT",
                      help="Why (the journal; Slurm's node reason with --slurm)."),
         click.option("--force", metavar="REASON",
@@ -59,10 +77,25 @@ def _options(command: Any) -> Any:
     return command
 
 
-def _run(fabric: str, undrain: bool, params: dict[str, Any]) -> None:
+def _fabric_and_rest(fabric: str | None, rest: tuple[str, ...], as_json: bool) -> tuple[str, tuple[str, ...]]:
+    """FABRIC is optional before other arguments: one argument that is no file or folder is the
+    first of the others (`netgen drain z01-ctsw02` with $NETGEN_FABRIC set, or in the fabric's
+    folder), and FABRIC is found as every command finds it (NetgenCommand.invoke)."""
+    if not rest and fabric is not None and not Path(fabric).exists():
+        rest = (fabric,)
+        fabric = fabric_from_environment()
+    if fabric is None:
+        fail(missing_fabric_message(), as_json)
+    return fabric, rest
+
+
+def _run(fabric: str | None, undrain: bool, params: dict[str, Any]) -> None:
     as_json = params["as_json"]
+    fabric, targets = _fabric_and_rest(fabric, tuple(params["targets"]), as_json)
     loaded, ctx = load_checked(fabric, as_json, "fix them before draining")
-    request = DrainRequest(tuple(params["targets"]), undrain, params["why"], params["force"], params["dry_run"],
+    if not targets:
+        fail("give the switches: TARGET... (names, globs, role:ctsw or zone:2 tokens, comma-separated)", as_json)
+    request = DrainRequest(targets, undrain, params["why"], params["force"], params["dry_run"],
                            params["use_slurm"], job_wait_s=params["job_wait"], journal=params["journal_path"])
     try:
         with ProgressBars(not as_json) as bars:
@@ -136,7 +169,7 @@ def _print(report: DrainReport) -> None:
 @fabric_argument
 @_options
 @json_option
-def drain_command(fabric: str, **params: Any) -> None:
+def drain_command(fabric: str | None, **params: Any) -> None:
     """Drain switches gracefully: capacity guard, Slurm first, then each switch, read back."""
     _run(fabric, False, params)
 
@@ -145,9 +178,96 @@ def drain_command(fabric: str, **params: Any) -> None:
 @fabric_argument
 @_options
 @json_option
-def undrain_command(fabric: str, **params: Any) -> None:
+def undrain_command(fabric: str | None, **params: Any) -> None:
     """Put drained switches back in service, read back; then resume their hosts in Slurm."""
     _run(fabric, True, params)
 
 
-__all__ = ["drain_command", "undrain_command"]
+@cli.command(fabric_stdin=False)  # deploy.yaml and secrets beside the fabric file
+@fabric_argument
+@click.argument("device", required=False)
+@click.option("--day0", "day0_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Write what the replacement boots with (drained) and its ZTP file to DIR/DEVICE/.")
+@click.option("--url", metavar="URL", help="With --day0: the http(s) folder DIR is served from (DHCP option 67"
+                                           " names URL/DEVICE/<its ZTP file>).")
+@click.option("--join", "do_join", is_flag=True,
+              help="Deploy the replacement with its drain kept, wait for every planned session and LLDP"
+                   " neighbour, then undrain it.")
+@click.option("--wait", "wait_s", type=click.FloatRange(min=0), default=DEFAULT_JOIN_WAIT_S, show_default=True,
+              metavar="SECONDS", help="With --join: how long sessions and LLDP may take to come up.")
+@click.option("--slurm", "use_slurm", is_flag=True, help="With --join: resume the RTSW's hosts in Slurm after it.")
+@click.option("--credentials", type=click.Path(dir_okay=False, path_type=Path),
+              help="YAML with username and password or key_file (as `netgen deploy`).")
+@click.option("--known-hosts", type=click.Path(dir_okay=False, path_type=Path),
+              help="SSH host keys to verify against (default: deploy.yaml ssh.known_hosts).")
+@click.option("--insecure-no-host-key-check", "insecure", is_flag=True,
+              help="Do not verify SSH host keys (never for production).")
+@json_option
+def replace(fabric: str | None, device: str | None, day0_dir: Path | None, url: str | None, do_join: bool,
+            wait_s: float, use_slurm: bool, credentials: Path | None, known_hosts: Path | None, insecure: bool,
+            as_json: bool) -> None:
+    """Replace a switch (RMA): its day-0 files (it boots drained), then its join: cabling and sessions
+    read back before it is undrained."""
+    fabric, rest = _fabric_and_rest(fabric, (device,) if device else (), as_json)
+    if len(rest) != 1:
+        fail("give the switch to replace: DEVICE", as_json)
+    device = rest[0]
+    if (day0_dir is None) == (not do_join):
+        fail("give --day0 DIR --url URL (the files) or --join (the switch is up), one of them", as_json)
+    if day0_dir is not None and not url:
+        fail("--day0 needs --url: the http(s) folder DIR is served from", as_json)
+    loaded, ctx = load_checked(fabric, as_json, "fix them before replacing a switch")
+    try:
+        if day0_dir is not None:
+            _write_day0(ctx, device, day0_dir, str(url), as_json)
+        report = join_device(ctx, loaded.source, device, new_change_id().replace("drain-", "rma-"),
+                             credentials_file=credentials, known_hosts=known_hosts,
+                             verify_host_keys=not insecure, wait_s=wait_s, slurm=use_slurm)
+    except NetgenInputError as exc:
+        sys.exit(input_failure(exc, as_json))
+    except (ReplaceError, TargetError, ChangeRefused, SchedulerDrainError, JournalError, NosRegistryError) as exc:
+        fail(str(exc), as_json, EXIT_INPUT)
+    except DriverError as exc:
+        fail(str(exc), as_json, EXIT_INTERNAL)
+    _print_join(report, as_json)
+
+
+def _write_day0(ctx: DesignContext, device: str, folder: Path, url: str, as_json: bool) -> None:
+    made = day0_of(ctx, device, url)
+    target = folder / device
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        for name, text in made.files.items():
+            write_replacing(target / name, text)
+    except OSError as exc:
+        fail(f"{target}: cannot write: {exc.strerror or exc}", as_json)
+    if as_json:
+        emit_json({"ok": True, "exit_code": EXIT_OK, "day0": {**made.as_dict(), "folder": str(target)}})
+    else:
+        out.print(f"{escape(device)} ({made.nos}): {len(made.files)} file(s) in {escape(str(target))}, it boots"
+                  " drained; secrets stay placeholders until --join")
+        out.print(f"serve {escape(str(target))} as {escape(made.url)}; DHCP option 67 (bootfile-name):"
+                  f" {escape(made.as_dict()['dhcp_option_67'])}")
+        out.print(f"once it is up and reachable as deploy.yaml says: netgen replace FABRIC {escape(device)} --join")
+    sys.exit(EXIT_OK)
+
+
+def _print_join(report: JoinReport, as_json: bool) -> None:
+    code = EXIT_OK if report.joined else EXIT_DESIGN
+    if as_json:
+        emit_json({"ok": report.joined, "exit_code": code, **report.as_dict()})
+        sys.exit(code)
+    deploy = report.deploy or {}
+    out.print(f"deploy (drain kept): {escape(str(deploy.get('status', 'not run')))}"
+              + (f": {escape(str(deploy['error']))}" if deploy.get("error") else ""))
+    for check in report.checks:
+        mark = "[green]ok[/]" if check.ok else f"[bold red]{check.outcome.value}[/]"
+        out.print(f"{mark} {escape(check.check)}: {escape(check.detail)}")
+    if report.undrain is not None:
+        _print_changes(report.undrain)
+    verdict = "joined: undrained and read back" if report.joined else "not joined: it stays drained"
+    out.print(f"{escape(report.device)} {verdict}")
+    sys.exit(code)
+
+
+__all__ = ["drain_command", "replace", "undrain_command"]

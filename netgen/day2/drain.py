@@ -4,8 +4,9 @@ them back, with the capacity guard before anything moves and the scheduler told 
     resolve    the switches TARGET names (day2/targets.py); a link drain is refused for now
     read       the drain state of every switch the guard needs, from the switches themselves: the
                targets and, when a spine is among them, every CTSW of their zones and every ATSW
-               (read_set). A switch that cannot be read, or reads back partly drained, counts as
-               drained: the guard never assumes capacity it could not see.
+               (read_set; an undrain, never refused, reads its targets only). A switch that cannot
+               be read, or reads back partly drained, counts as drained: the guard never assumes
+               capacity it could not see.
     guard      day2/capacity.py against the fabric file's `maintenance:` bounds; a change that
                breaks one is refused (exit 1, the rule named) unless --force gives a reason
     scheduler  drain: the Slurm nodes under the RTSW targets are drained (scontrol) and waited on
@@ -122,12 +123,15 @@ def new_change_id() -> str:
     return f"drain-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(2)}"
 
 
-def read_set(topology: Topology, targets: DrainSet) -> list[str]:
+def read_set(topology: Topology, targets: DrainSet, undrain: bool = False) -> list[str]:
     """The switches whose drain state the guard reads, in topology order: the targets and, when a
     spine (a CTSW or an ATSW) is among them, every CTSW of the zones they are in and every ATSW.
     A rack switch's drain moves no bound but its own (its rack's demand leaves with its uplinks:
-    capacity._zone_spine), so an RTSW drain reads only its targets."""
+    capacity._zone_spine), so an RTSW drain reads only its targets; an undrain is never refused, so
+    it reads only its targets too."""
     devices = topology.devices
+    if undrain:
+        return [name for name in devices if name in targets.devices]
     ends = {end.device for link in topology.links if link.key in targets.links for end in (link.lower, link.upper)}
     wanted = set(targets.devices)
     if any(devices[name].role in (Role.CTSW, Role.ATSW) for name in targets.devices | ends):
@@ -273,8 +277,8 @@ def run_drain(target: DeployTarget, request: DrainRequest, workers: int | None =
     report = DrainReport(request, change_id, resolve_targets(ctx, request.targets, links=request.dry_run))
     options = DeployOptions(change_id=change_id, command_timeout_s=target.deploy.ssh.command_timeout_s,
                             ownership=target.ownership())
-    report.read, report.unreadable = _read_states(target, read_set(ctx.topology, report.targets), options,
-                                                  workers, hooks.read)
+    report.read, report.unreadable = _read_states(target, read_set(ctx.topology, report.targets, request.undrain),
+                                                  options, workers, hooks.read)
     report.capacity = _guard(ctx, report)
     report.refused = not report.capacity.allowed and request.force is None
     if request.dry_run or report.refused:
@@ -302,7 +306,7 @@ def drain(ctx: DesignContext, fabric_file: Path, request: DrainRequest, *, crede
           hooks: DrainHooks | None = None) -> DrainReport:
     """`netgen drain` / `netgen undrain`: the switches to read and change, reached as deploy.yaml
     says (TargetError for what stops a deploy too), then run_drain."""
-    names = read_set(ctx.topology, resolve_targets(ctx, request.targets, links=request.dry_run))
+    names = read_set(ctx.topology, resolve_targets(ctx, request.targets, links=request.dry_run), request.undrain)
     target = prepare_target(ctx, fabric_file, limit=",".join(names), credentials_file=credentials_file,
                             known_hosts=known_hosts, verify_host_keys=verify_host_keys, changes=False)
     return run_drain(target, request, workers, hooks)

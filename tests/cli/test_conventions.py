@@ -80,6 +80,9 @@ JSON_CASES = {
     "lab verify": (["lab", "verify", "--name", "nosuchlab"], 2),
     "lab down": (["lab", "down", "--name", "nosuchlab"], 2),
     "lab list": (["lab", "list"], 0),
+    "drain": (["drain", str(SMALL), "no-such-switch"], 2),
+    "undrain": (["undrain", str(SMALL), "z01-rtsw001--z01-ctsw01"], 2),
+    "replace": (["replace", str(SMALL), "z01-ctsw01", "--day0", "{tmp}/day0"], 2),
     "ansible-collection": (["ansible-collection", "-o", "{tmp}/not-a-dir/file"], None),  # built only if it can be
 }
 

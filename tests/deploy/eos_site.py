@@ -126,9 +126,11 @@ _CABLES: dict[str, dict[str, list[tuple[str, str, str]]]] = {}
 
 def make_site(tmp_path: Path, source: Path, names: list[str] | None, converged: bool,
           monkeypatch: pytest.MonkeyPatch, extra: str = "", ownership: dict | None = None,
-              command_timeout_s: float = FAULT_COMMAND_TIMEOUT_S) -> Iterator[Site]:
+              command_timeout_s: float = FAULT_COMMAND_TIMEOUT_S,
+              booted: dict[str, str] | None = None) -> Iterator[Site]:
     """`extra`: more running config on every device; `ownership`: deploy.yaml's ownership section;
-    `command_timeout_s`: how long the deploy waits for one answer (see FAULT_COMMAND_TIMEOUT_S)."""
+    `command_timeout_s`: how long the deploy waits for one answer (see FAULT_COMMAND_TIMEOUT_S);
+    `booted`: device -> the config it boots with instead (e.g. a replacement's day-0 startup-config)."""
     folder = tmp_path / "site"
     folder.mkdir()
     for item in source.parent.glob("*.yaml"):  # the fabric and its catalog, if it has one
@@ -148,6 +150,8 @@ def make_site(tmp_path: Path, source: Path, names: list[str] | None, converged: 
     for name in names:
         # the emulator stops reading at `end`: the owned block goes before it
         base = rendered[name].removesuffix("end\n") if converged else f"hostname {name}\n"
+        if booted and name in booted:
+            base = booted[name].removesuffix("end\n")
         initial = base + OWNED + extra
         specs[name] = EosDeviceSpec(name, model=MODELS[topology.devices[name].model], config=initial,
                                     cables=tuple(wiring.get(name, ())))

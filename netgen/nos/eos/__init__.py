@@ -15,6 +15,7 @@ BUNDLE = NosBundle(
     templates="eos",
     renderer="netgen.nos.eos.renderer:RENDERER",
     driver="netgen.nos.eos.driver:eos_driver",
+    day0="netgen.nos.eos.day0:day0_files",
     ownership="netgen.nos.eos.driver:EOS_OWNERSHIP",
     lab_adapter="netgen.nos.eos.lab:eos_facts",
     custom_parts=("eos_cli",),

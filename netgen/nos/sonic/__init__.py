@@ -15,6 +15,7 @@ BUNDLE = NosBundle(
     templates="sonic",
     renderer="netgen.nos.sonic.renderer:RENDERER",
     driver="netgen.nos.sonic.driver:sonic_driver",
+    day0="netgen.nos.sonic.day0:day0_files",
     ownership="netgen.nos.sonic.driver:SONIC_OWNERSHIP",
     lab_adapter="netgen.nos.sonic.lab:sonic_facts",
     lab_shim="netgen.nos.sonic.lab_shim:LAB_SHIM",

@@ -1,0 +1,67 @@
+"""`netgen replace --day0`: the replacement's files for each NOS of the small example (SONiC RTSW,
+EOS CTSW), built without a switch: drained, no secret, the ZTP file first and as SONiC's ZTP
+document describes it; a URL that could break out of the script or the JSON is refused."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from netgen.api import check
+from netgen.day2.replace import ReplaceError, day0_of, served_url
+from netgen.nos.eos.drain import drain_state as eos_drain_state
+from netgen.platforms.frr_drain import drained_state
+from tests.conftest import SMALL, run_cli
+
+pytestmark = pytest.mark.render
+
+URL = "http://ztp.example.net:8080/netgen"
+TACACS_KEY = (SMALL.parent / "secrets" / "tacacs.key").read_text().strip()
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    return check(SMALL).ctx
+
+
+def test_sonic_boots_drained_from_ztp_json_frr_conf_first(ctx):
+    made = day0_of(ctx, "z01-rtsw001", URL)
+    assert next(iter(made.files)) == made.ztp_file == "ztp.json"
+    ztp = json.loads(made.files["ztp.json"])["ztp"]
+    base = f"{URL}/z01-rtsw001"
+    # lexical order: frr.conf in place before configdb-json's `config reload` starts FRR from it
+    assert sorted(ztp) == ["01-frr-conf", "02-configdb-json"]
+    assert ztp["01-frr-conf"]["plugin"]["url"]["source"] == f"{base}/install-frr-conf.sh"
+    assert ztp["02-configdb-json"]["url"] == {"source": f"{base}/config_db.json",
+                                              "destination": "/etc/sonic/config_db.json"}
+    assert all(section["halt-on-failure"] is True for section in ztp.values())
+    assert drained_state(made.files["frr.conf"]) is True
+    script = made.files["install-frr-conf.sh"]
+    assert script.startswith("#!/bin/sh\n") and f"{base}/frr.conf\n" in script
+    assert all(TACACS_KEY not in text for text in made.files.values())
+    assert made.as_dict()["dhcp_option_67"] == f"{base}/ztp.json"
+
+
+def test_eos_boots_drained_from_its_startup_config(ctx):
+    made = day0_of(ctx, "z01-ctsw01", URL)
+    assert list(made.files) == ["startup-config"]
+    assert eos_drain_state(made.files["startup-config"]) is True
+    assert TACACS_KEY not in made.files["startup-config"]
+
+
+@pytest.mark.parametrize("url", ["ftp://x/y", "http://", "http://x/y?a=b", "http://x/$(reboot)", "http://x/a b",
+                                 "http://x/a'b", "http://x/a\nb", 'http://x/"', "http://x/a;b"])
+def test_a_url_that_is_no_plain_http_folder_is_refused(url):
+    with pytest.raises(ReplaceError, match="--url"):
+        served_url(url, "z01-rtsw001")
+
+
+def test_the_command_writes_the_files_and_says_where_dhcp_points(tmp_path):
+    result = run_cli("replace", str(SMALL), "z01-rtsw001", "--day0", str(tmp_path), "--url", URL, "--json")
+    report = json.loads(result.stdout)
+    assert result.exit_code == 0, report
+    assert sorted(p.name for p in (tmp_path / "z01-rtsw001").iterdir()) == [
+        "config_db.json", "frr.conf", "install-frr-conf.sh", "ztp.json"]
+    result = run_cli("replace", str(SMALL), "z01-rtsw001", "--day0", str(tmp_path), "--url", "http://x/$(id)", "--json")
+    assert result.exit_code == 2 and "--url" in json.loads(result.stdout)["error"]
