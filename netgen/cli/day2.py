@@ -40,6 +40,7 @@ from netgen.day2.drain import (
     drain,
     new_change_id,
 )
+from netgen.day2.grow import plan_growth
 from netgen.day2.replace import DEFAULT_JOIN_WAIT_S, JoinReport, ReplaceError, day0_of, join_device
 from netgen.deploy.change import ChangeRefused
 from netgen.deploy.driver import DriverError
@@ -270,4 +271,37 @@ def _print_join(report: JoinReport, as_json: bool) -> None:
     sys.exit(code)
 
 
-__all__ = ["drain_command", "replace", "undrain_command"]
+@cli.command()
+@fabric_argument
+@click.option("--from", "base", required=True, metavar="BASE",
+              help="The fabric file (or its folder) the switches run now.")
+@json_option
+def grow(fabric: str, base: str, as_json: bool) -> None:
+    """The rollout plan of a fabric that grows from BASE: new switches first, then the existing ones
+    that change; refused if a switch or a session would go."""
+    _, base_ctx = load_checked(base, as_json, "fix BASE's design errors first")
+    loaded, ctx = load_checked(fabric, as_json, "fix them before growing the fabric")
+    plan = plan_growth(base_ctx, ctx)
+    code = EXIT_DESIGN if plan.refused else EXIT_OK
+    if as_json:
+        emit_json({"ok": not plan.refused, "exit_code": code, **plan.as_dict()})
+        sys.exit(code)
+    for name in plan.removed:
+        out.print(f"[bold red]removed[/] {escape(name)}: BASE has it, FABRIC does not")
+    for name, lost in plan.removed_sessions.items():
+        out.print(f"[bold red]sessions removed[/] {escape(name)}: "
+                  + ", ".join(f"{escape(s.address)} ({escape(s.peer)})" for s in lost[:6]))
+    for name, gained in plan.added_sessions.items():
+        out.print(f"sessions added {escape(name)}: {len(gained)}: "
+                  + ", ".join(f"{escape(s.address)} ({escape(s.peer)})" for s in gained[:4])
+                  + (" ..." if len(gained) > 4 else ""))
+    if plan.refused:
+        err.print("[bold red]refused[/]: growing never removes a switch or a session; review it with `netgen diff`")
+        sys.exit(code)
+    for number, (label, names) in enumerate(plan.phases, start=1):
+        out.print(f"{number}. {label} ({len(names)}): netgen deploy {escape(str(loaded.source))}"
+                  f" --limit {escape(','.join(names))}")
+    sys.exit(code)
+
+
+__all__ = ["drain_command", "grow", "replace", "undrain_command"]

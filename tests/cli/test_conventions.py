@@ -81,6 +81,7 @@ JSON_CASES = {
     "lab down": (["lab", "down", "--name", "nosuchlab"], 2),
     "lab list": (["lab", "list"], 0),
     "drain": (["drain", str(SMALL), "no-such-switch"], 2),
+    "grow": (["grow", str(SMALL), "--from", str(SMALL)], 0),
     "undrain": (["undrain", str(SMALL), "z01-rtsw001--z01-ctsw01"], 2),
     "replace": (["replace", str(SMALL), "z01-ctsw01", "--day0", "{tmp}/day0"], 2),
     "ansible-collection": (["ansible-collection", "-o", "{tmp}/not-a-dir/file"], None),  # built only if it can be
@@ -153,7 +154,8 @@ def test_no_fabric_anywhere_is_exit_2_never_the_bundled_example(name, tmp_path, 
     monkeypatch.chdir(tmp_path)  # no fabric.yaml here
     args = {"scheduler": ["--format", "slurm"], "place": ["--hosts", "1"], "diff": ["--base", "HEAD"],
             "sot push": ["--nautobot", "http://x"], "sot pull": ["--nautobot", "http://x"],
-            "recover": ["--change-id", "x"], "lab export": ["-o", str(tmp_path / "x")]}.get(name, [])
+            "recover": ["--change-id", "x"], "lab export": ["-o", str(tmp_path / "x")],
+            "grow": ["--from", str(SMALL)]}.get(name, [])
     result = run_cli(*name.split(), *args)
     assert result.exit_code == 2, result.output
     assert "no FABRIC" in result.stderr and "NETGEN_FABRIC" in result.stderr
