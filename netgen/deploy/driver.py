@@ -90,9 +90,10 @@ def drain_word(state: bool | None) -> str:
 @dataclass(frozen=True)
 class DrainReadback:
     """A switch's drain as read from it (`netgen drain`): in what it runs and in what it boots with.
-    True: drained; False: not drained; None: neither (some of its outbound policy carries the drain,
-    or a foreign entry sits where the drain's would, or there is no BGP policy to drain through):
-    never a state netgen leaves a switch in, and the capacity guard counts it as drained."""
+    True: drained; False: not drained (also: no BGP policy to drain through, as before a first
+    deploy); None: neither (some of its outbound policy carries the drain, or a foreign entry sits
+    where the drain's would): never a state netgen leaves a switch in, and the capacity guard counts
+    it as drained."""
 
     running: bool | None
     saved: bool | None

@@ -199,11 +199,13 @@ def foreign_entries(running_config: str) -> list[str]:
 
 def drained_state(running_config: str) -> bool | None:
     """What the router holds: True when every outbound route-map has the drain entry, False when
-    none has it, None when neither (some have it; an entry at the drain's sequence that is not the
-    drain's; no BGP instance or no outbound route-map): not a state netgen leaves a router in."""
+    none has it (or there is nothing to drain through: no BGP instance, no outbound route-map: a
+    router with no drain on it, as a switch before its first deploy), None when neither (some have
+    it; an entry at the drain's sequence that is not the drain's): not a state netgen leaves a
+    router in."""
     asn, maps = _bgp_of(running_config)
     if asn is None or not maps:
-        return None
+        return False
     entries = _entries(running_config)
     drain_entry = _drain_entry(asn)
     states = set()

@@ -43,4 +43,4 @@ def test_a_prepend_netgen_did_not_set_is_neither_state_and_never_removed(ctsw):
     theirs = ctsw.replace(entry, f"{entry}   set as-path prepend 65000\n")
     assert drain_state(theirs) is None
     assert undrain_lines(scope_of(theirs)) == []
-    assert scope_of("hostname x\n") is None and drain_state("hostname x\n") is None
+    assert scope_of("hostname x\n") is None and drain_state("hostname x\n") is False  # no drain on it

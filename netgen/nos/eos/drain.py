@@ -74,11 +74,11 @@ def scope_of(config: str) -> EosDrainScope | None:
 
 def drain_state(config: str) -> bool | None:
     """True when every permit entry of every outbound route-map holds the drain's prepend, False
-    when none holds a prepend, None otherwise (some do, or one holds another prepend, or there is
-    nothing to drain through)."""
+    when none holds a prepend or there is nothing to drain through (no `router bgp`, no outbound
+    map: a switch before its first deploy), None otherwise (some do, or one holds another prepend)."""
     scope = scope_of(config)
     if scope is None:
-        return None
+        return False
     states = {None if prepend and prepend != scope.drain_line else bool(prepend)
               for _, _, prepend in scope.entries}
     return states.pop() if len(states) == 1 else None
