@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -49,6 +51,8 @@ from netgen.deploy.target import TargetError
 from netgen.intent import NetgenInputError
 from netgen.registry import NosRegistryError
 from netgen.scheduler.drain import SchedulerDrainError
+from netgen.sot.base import SotError
+from netgen.sot.nautobot import Nautobot
 
 
 def _options(command: Any) -> Any:
@@ -197,6 +201,9 @@ def undrain_command(fabric: str | None, **params: Any) -> None:
 @click.option("--wait", "wait_s", type=click.FloatRange(min=0), default=DEFAULT_JOIN_WAIT_S, show_default=True,
               metavar="SECONDS", help="With --join: how long sessions and LLDP may take to come up.")
 @click.option("--slurm", "use_slurm", is_flag=True, help="With --join: resume the RTSW's hosts in Slurm after it.")
+@click.option("--nautobot", "nautobot_url", metavar="URL",
+              help="With --join: record the serial number the replacement reports in Nautobot (token:"
+                   " NAUTOBOT_TOKEN), read back.")
 @click.option("--credentials", type=click.Path(dir_okay=False, path_type=Path),
               help="YAML with username and password or key_file (as `netgen deploy`).")
 @click.option("--known-hosts", type=click.Path(dir_okay=False, path_type=Path),
@@ -205,8 +212,8 @@ def undrain_command(fabric: str | None, **params: Any) -> None:
               help="Do not verify SSH host keys (never for production).")
 @json_option
 def replace(fabric: str | None, device: str | None, day0_dir: Path | None, url: str | None, do_join: bool,
-            wait_s: float, use_slurm: bool, credentials: Path | None, known_hosts: Path | None, insecure: bool,
-            as_json: bool) -> None:
+            wait_s: float, use_slurm: bool, nautobot_url: str | None, credentials: Path | None,
+            known_hosts: Path | None, insecure: bool, as_json: bool) -> None:
     """Replace a switch (RMA): its day-0 files (it boots drained), then its join: cabling and sessions
     read back before it is undrained."""
     fabric, rest = _fabric_and_rest(fabric, (device,) if device else (), as_json)
@@ -221,16 +228,27 @@ def replace(fabric: str | None, device: str | None, day0_dir: Path | None, url: 
     try:
         if day0_dir is not None:
             _write_day0(ctx, device, day0_dir, str(url), as_json)
-        report = join_device(ctx, loaded.source, device, new_change_id().replace("drain-", "rma-"),
-                             credentials_file=credentials, known_hosts=known_hosts,
-                             verify_host_keys=not insecure, wait_s=wait_s, slurm=use_slurm)
+        with contextlib.ExitStack() as stack:
+            sot = stack.enter_context(_nautobot(nautobot_url, as_json)) if nautobot_url else None
+            report = join_device(ctx, loaded.source, device, new_change_id().replace("drain-", "rma-"),
+                                 credentials_file=credentials, known_hosts=known_hosts,
+                                 verify_host_keys=not insecure, wait_s=wait_s, slurm=use_slurm, sot=sot)
     except NetgenInputError as exc:
         sys.exit(input_failure(exc, as_json))
-    except (ReplaceError, TargetError, ChangeRefused, SchedulerDrainError, JournalError, NosRegistryError) as exc:
+    except (ReplaceError, TargetError, ChangeRefused, SchedulerDrainError, JournalError, NosRegistryError,
+            SotError) as exc:
         fail(str(exc), as_json, EXIT_INPUT)
     except DriverError as exc:
         fail(str(exc), as_json, EXIT_INTERNAL)
     _print_join(report, as_json)
+
+
+def _nautobot(url: str, as_json: bool) -> Nautobot:
+    """Nautobot at URL, with NAUTOBOT_TOKEN (as `netgen sot push`)."""
+    token = os.environ.get("NAUTOBOT_TOKEN", "")
+    if not token:
+        fail("--nautobot: set NAUTOBOT_TOKEN to a Nautobot API token with write permission", as_json)
+    return Nautobot(url, token)
 
 
 def _write_day0(ctx: DesignContext, device: str, folder: Path, url: str, as_json: bool) -> None:
@@ -254,9 +272,9 @@ def _write_day0(ctx: DesignContext, device: str, folder: Path, url: str, as_json
 
 
 def _print_join(report: JoinReport, as_json: bool) -> None:
-    code = EXIT_OK if report.joined else EXIT_DESIGN
+    code = EXIT_OK if report.ok else EXIT_DESIGN
     if as_json:
-        emit_json({"ok": report.joined, "exit_code": code, **report.as_dict()})
+        emit_json({"ok": report.ok, "exit_code": code, **report.as_dict()})
         sys.exit(code)
     deploy = report.deploy or {}
     out.print(f"deploy (drain kept): {escape(str(deploy.get('status', 'not run')))}"
@@ -264,6 +282,12 @@ def _print_join(report: JoinReport, as_json: bool) -> None:
     for check in report.checks:
         mark = "[green]ok[/]" if check.ok else f"[bold red]{check.outcome.value}[/]"
         out.print(f"{mark} {escape(check.check)}: {escape(check.detail)}")
+    if report.serial:
+        out.print(f"serial number (read from the switch): {escape(report.serial)}")
+    if report.sot_serial is not None:
+        out.print(f"Nautobot holds serial {escape(report.sot_serial)} (read back)")
+    if report.sot_error:
+        out.print(f"[bold red]not recorded[/]: {escape(report.sot_error)}")
     if report.undrain is not None:
         _print_changes(report.undrain)
     verdict = "joined: undrained and read back" if report.joined else "not joined: it stays drained"

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Protocol, cast
 from urllib.parse import urlsplit
 
 from nornir.core.task import Result, Task
@@ -39,6 +39,7 @@ from netgen.platforms.output_dir import RenderDirError, render_or_read
 from netgen.platforms.routing import bgp_plan
 from netgen.registry import NOS
 from netgen.rendered import RenderInputError
+from netgen.sot.base import SotError
 from netgen.topology.model import Device
 
 # (the device, its rendered files, the URL of the folder its day-0 files are served from) -> file
@@ -110,15 +111,25 @@ class JoinReport:
     device: str
     deploy: dict[str, Any] | None = None  # the deploy's device outcome (with the drain kept)
     checks: list[CheckResult] = field(default_factory=list)  # the join checks, as last read
+    serial: str = ""  # as the switch reports it
+    sot_serial: str | None = None  # what the source of truth holds after recording it (None: not asked)
+    sot_error: str = ""
     undrain: DrainReport | None = None
 
     @property
     def joined(self) -> bool:
         return self.undrain is not None and self.undrain.ok
 
+    @property
+    def ok(self) -> bool:
+        """Joined, and its serial recorded where that was asked."""
+        return self.joined and not self.sot_error
+
     def as_dict(self) -> dict[str, Any]:
         return {"device": self.device, "joined": self.joined, "deploy": self.deploy,
-                "checks": [c.as_dict() for c in self.checks],
+                "checks": [c.as_dict() for c in self.checks], "serial": self.serial,
+                "sot": None if self.sot_serial is None and not self.sot_error else
+                {"serial": self.sot_serial, "error": self.sot_error},
                 "undrain": self.undrain.as_dict() if self.undrain else None}
 
 
@@ -131,7 +142,7 @@ def join_checks(ctx: DesignContext, device: Device) -> list[Any]:
 
 
 def _read_join_checks(target: DeployTarget, device: Device, options: DeployOptions, wait_s: float,
-                      poll_s: float) -> list[CheckResult]:
+                      poll_s: float, report: JoinReport) -> list[CheckResult]:
     found: list[CheckResult] = []
     checks = join_checks(target.ctx, device)
 
@@ -145,6 +156,7 @@ def _read_join_checks(target: DeployTarget, device: Device, options: DeployOptio
                 if all(r.ok for r in found) or time.monotonic() >= deadline:
                     break
                 time.sleep(poll_s)
+            report.serial = driver.serial()
         except Exception as exc:
             found[:] = [CheckResult("connect", device.name, Outcome.ERROR, f"{type(exc).__name__}: {exc}"[:300])]
         finally:
@@ -155,10 +167,17 @@ def _read_join_checks(target: DeployTarget, device: Device, options: DeployOptio
     return found
 
 
+class SerialRecord(Protocol):
+    """Where a replacement's serial number goes (netgen/sot/nautobot.py: Nautobot.record_serial)."""
+
+    def record_serial(self, fabric: str, device: str, serial: str) -> str: ...
+
+
 def join(target: DeployTarget, device_name: str, change_id: str, wait_s: float = DEFAULT_JOIN_WAIT_S,
-         poll_s: float = 2.0, slurm: bool = False) -> JoinReport:
+         poll_s: float = 2.0, slurm: bool = False, sot: SerialRecord | None = None) -> JoinReport:
     """Deploy the replacement with its drain kept, read the join checks until they pass or `wait_s`
-    runs out, then undrain it (`target`: prepare_target for the one device)."""
+    runs out, record its serial number in `sot`, then undrain it (`target`: prepare_target for the
+    one device). A serial that cannot be recorded is reported; it does not keep the switch drained."""
     ctx = target.ctx
     device = ctx.topology.devices[device_name]
     report = JoinReport(device_name)
@@ -168,9 +187,16 @@ def join(target: DeployTarget, device_name: str, change_id: str, wait_s: float =
     report.deploy = outcome.as_dict() if outcome else None
     if outcome is None or outcome.status not in GOOD:
         return report
-    report.checks = _read_join_checks(target, device, plan.options, wait_s, poll_s)
+    report.checks = _read_join_checks(target, device, plan.options, wait_s, poll_s, report)
     if not report.checks or not all(c.ok for c in report.checks):
         return report
+    if sot is not None:
+        try:
+            if not report.serial:
+                raise SotError(f"{device_name} reports no serial number")
+            report.sot_serial = sot.record_serial(ctx.fabric.name, device_name, report.serial)
+        except SotError as exc:
+            report.sot_error = str(exc)
     report.undrain = run_drain(target, DrainRequest((device_name,), undrain=True, why=f"replace {change_id}",
                                                     slurm=slurm, change_id=f"{change_id[:24]}-undrain"))
     return report
@@ -178,15 +204,16 @@ def join(target: DeployTarget, device_name: str, change_id: str, wait_s: float =
 
 def join_device(ctx: DesignContext, fabric_file: Path, device_name: str, change_id: str, *,
                 credentials_file: Path | None = None, known_hosts: Path | None = None, verify_host_keys: bool = True,
-                wait_s: float = DEFAULT_JOIN_WAIT_S, slurm: bool = False) -> JoinReport:
+                wait_s: float = DEFAULT_JOIN_WAIT_S, slurm: bool = False,
+                sot: SerialRecord | None = None) -> JoinReport:
     """`netgen replace --join`: the device reached as deploy.yaml says (TargetError as a deploy
     refuses), then join()."""
     if device_name not in ctx.topology.devices:
         raise ReplaceError(f"no device {device_name!r} in fabric {ctx.fabric.name}")
     target = prepare_target(ctx, fabric_file, limit=device_name, credentials_file=credentials_file,
                             known_hosts=known_hosts, verify_host_keys=verify_host_keys)
-    return join(target, device_name, change_id, wait_s, slurm=slurm)
+    return join(target, device_name, change_id, wait_s, slurm=slurm, sot=sot)
 
 
-__all__ = ["DEFAULT_JOIN_WAIT_S", "Day0", "Day0Files", "JoinReport", "ReplaceError", "day0", "day0_of", "join",
-           "join_checks", "join_device", "served_url"]
+__all__ = ["DEFAULT_JOIN_WAIT_S", "Day0", "Day0Files", "JoinReport", "ReplaceError", "SerialRecord", "day0",
+           "day0_of", "join", "join_checks", "join_device", "served_url"]

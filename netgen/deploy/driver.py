@@ -208,6 +208,10 @@ class Driver(Protocol):
         """Remove exactly what drain() added, running and saved. Repeat-safe."""
         ...
 
+    def serial(self) -> str:
+        """The switch's serial number, as it reports it ("" when it reports none)."""
+        ...
+
     def keep_drained(self) -> None:
         """From now on the intended config is the rendered one with the drain: a deploy to a drained
         switch (--keep-drained) and the remaining-diff check leave its drain as it is."""

@@ -394,6 +394,22 @@ class Nautobot:
                                         status=_name(r.status))
         return facts
 
+    def record_serial(self, fabric: str, device: str, serial: str) -> str:
+        """Set the serial number of the fabric's `device` (a replacement read from the switch, `netgen
+        replace --join`) and return what Nautobot holds afterwards, read back. Only a device netgen
+        made (its mark) is written; SotError otherwise."""
+        if not serial or len(serial) > 255 or not serial.isprintable():
+            raise SotError(f"{device}: serial {printable(serial, 60)!r} is not one to record")
+        held = self._held_device(fabric).get((device,))
+        if held is None:
+            raise SotError(f"Nautobot at {self.url}: fabric {fabric} has no device {device}: `netgen sot push` first")
+        if not held.netgen:
+            raise SotError(f"Nautobot at {self.url}: device {device} was not made by netgen for {fabric}: not changed")
+        path = f"{ENDPOINTS['device']}{held.id}/"
+        self.request("PATCH", path, {"serial": serial})
+        answer, _ = self.request("GET", path)
+        return str((answer or {}).get("serial") or "")
+
     # --- reading ------------------------------------------------------------------------------
     def _location_exists(self, fabric: str) -> bool:
         return bool(list(self.pages(ENDPOINTS["location"], _Record, name=fabric)))

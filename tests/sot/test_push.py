@@ -206,3 +206,29 @@ def test_6_pull_feeds_a_dry_run_deploy(nautobot, site, tmp_path, monkeypatch):
             "z02-rtsw002": "deploy.sot.yaml: status Offline (a change needs Active or Staged)"}
     finally:
         sites.close()
+
+
+def test_7_a_replacement_joins_and_its_serial_lands_in_nautobot(nautobot, site, tmp_path, monkeypatch):
+    """`netgen replace --join --nautobot`: z01-ctsw01 replaced by an emulated EOS switch booted from
+    its day-0 startup-config (drained); once it joins, the serial it reports over SSH is what
+    Nautobot holds, read from Nautobot's API by the test; the switch is undrained last."""
+    from tests.deploy.eos_site import make_site  # noqa: PLC0415
+
+    folder = tmp_path / "ztp"
+    made = run_cli("replace", str(SMALL), "z01-ctsw01", "--day0", str(folder), "--url", "http://ztp.test/n")
+    assert made.exit_code == 0, made.output
+    booted = {"z01-ctsw01": (folder / "z01-ctsw01" / "startup-config").read_text()}
+    sites = make_site(tmp_path, SMALL, ["z01-ctsw01"], True, monkeypatch, booted=booted)
+    eos = next(sites)
+    try:
+        result = run_cli("replace", str(eos.fabric), "z01-ctsw01", "--join", "--wait", "5", "--nautobot", nautobot.url,
+                         "--json")
+        report = json.loads(result.stdout)
+        assert result.exit_code == 0, report
+        serial = eos.fleet.device("z01-ctsw01").serial
+        assert report["serial"] == serial and report["sot"] == {"serial": serial, "error": ""}
+        assert nautobot.get("/api/dcim/devices/", name="z01-ctsw01")[0]["serial"] == serial
+        assert report["undrain"]["switches"][0]["action"] == "undrained"
+        assert nautobot.token not in result.output
+    finally:
+        sites.close()

@@ -428,6 +428,10 @@ class EosDriver:
     def undrain(self) -> None:
         self._change_drain(False)
 
+    def serial(self) -> str:
+        """`show version | json` serialNumber (its shape: Arista's ANTA unit-test data for show version)."""
+        return str(self.show_json("show version").get("serialNumber", ""))
+
     def keep_drained(self) -> None:
         scope = eos_drain.scope_of(self.intended)
         if scope is None:

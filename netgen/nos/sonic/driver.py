@@ -498,6 +498,16 @@ class SonicDriver:
     def undrain(self) -> None:
         self._change_drain(False)
 
+    def serial(self) -> str:
+        """`show platform summary`: its `Serial Number: X` line (sonic-utilities show/platform.py,
+        summary(): the chassis serial from STATE_DB or the platform API; "N/A" when unknown)."""
+        _, text = self.run(f"{self.sudo}show platform summary")
+        for line in text.splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "Serial Number" and value.strip() not in ("", "N/A"):
+                return value.strip()
+        return ""
+
     def keep_drained(self) -> None:
         try:
             scope = frr_drain.scope_of_config(self.intended_frr)
