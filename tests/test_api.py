@@ -253,5 +253,5 @@ def test_check_devices_runs_the_post_checks_on_each_device(target, monkeypatch):
     monkeypatch.setattr(readonly_check, "connect_driver", connect)
     report = api.check_devices(target)
     assert seen == ["check"] and report.ok
-    assert [r.check for r in report.results] == ["bgp-established", "pfc-enabled", "no-pfc-storm", "interface-errors",
-                                                 "no-diff", "lldp-neighbors"]
+    assert [r.check for r in report.results] == ["drain", "bgp-established", "pfc-enabled", "no-pfc-storm",
+                                                 "interface-errors", "no-diff", "lldp-neighbors"]

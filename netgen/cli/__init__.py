@@ -38,7 +38,7 @@ COMMANDS = {
     "deploy": ("netgen.cli.deploy", "Push the rendered configs: pre-checks, diff, commit-confirm, post-checks."),
     "diff": ("netgen.cli.diff", "Diff the rendered configs of FABRIC between two git revisions."),
     "drain": ("netgen.cli.day2", "Drain switches gracefully: capacity guard, Slurm first, read back."),
-    "grow": ("netgen.cli.day2", "The rollout plan of a growing fabric: new switches first; never a session removed."),
+    "grow": ("netgen.cli.day2", "Rollout plan of a growing fabric: new switches first; never a session removed."),
     "headroom": ("netgen.cli.fabric", "PFC headroom per port: netgen's figures and the vendor's."),
     "hosts": ("netgen.cli.hosts", "The GPU hosts' NIC QoS and NCCL settings, consistent with the switches."),
     "lab": ("netgen.cli.lab", "Run a slice of the fabric in real FRR routers in network namespaces."),
