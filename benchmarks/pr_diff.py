@@ -1,7 +1,7 @@
 """`netgen diff` of meta-24k as a pull request meets it, for one checkout or two taking turns.
 
 Run by hand:  python benchmarks/pr_diff.py [--runs 3] [--case fabric-wide] [--case one-zone]
-                                           [--root CHECKOUT [--root CHECKOUT]]
+                                           [--root CHECKOUT [--root CHECKOUT]] [--base-cache]
 
 Cases (each a one-line change of the fabric file, in the working tree of a scratch git repository
 holding the checkout's netgen, its templates and meta-24k, diffed against its one commit):
@@ -13,6 +13,9 @@ RSS (the largest of netgen and the render processes it waited for), the comment'
 size of the same diff's `--json`. With two --root (e.g. a `git worktree` of main, then this
 checkout), the runs take turns (A B A B): on a machine whose speed drifts, paired runs are what
 compare code. benchmarks/scale.py measures the same cases for this checkout alone, against goals.
+--base-cache: each diff keeps the base revision's render (`netgen diff --base-cache DIR`, one DIR per
+checkout and case), filled by one diff that is not timed: what a CI job that keeps DIR between pull
+requests against the same base pays (the first pull request against a new base pays the cold figure).
 """
 
 from __future__ import annotations
@@ -56,9 +59,11 @@ def diff_repo(root: Path, dest: Path, case: Case) -> Path:
     return dest
 
 
-def diff_command(repo: Path, *options: str) -> list[str]:
+def diff_command(repo: Path, *options: str, base_cache: Path | None = None) -> list[str]:
     """`netgen diff` run in `repo` (its own netgen first on the path), markdown unless `options` say."""
-    return [*NETGEN, "diff", FABRIC, "--repo", str(repo), "--base", "HEAD", *(options or ("--format", "markdown"))]
+    kept = ["--base-cache", str(base_cache)] if base_cache is not None else []
+    return [*NETGEN, "diff", FABRIC, "--repo", str(repo), "--base", "HEAD", *kept,
+            *(options or ("--format", "markdown"))]
 
 
 def main() -> None:
@@ -66,24 +71,31 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--case", choices=sorted(CASES), action="append")
     parser.add_argument("--root", type=Path, action="append", help="a checkout of netgen (default: this one)")
+    parser.add_argument("--base-cache", action="store_true", help="keep the base's render between diffs")
     args = parser.parse_args()
     roots = [root.resolve() for root in args.root or [ROOT]]
     with tempfile.TemporaryDirectory(prefix="netgen-bench-diff-") as folder:
         work = Path(folder)
         for case in (CASES[name] for name in args.case or CASES):
             repos = [diff_repo(root, work / f"{case.name}-{i}", case) for i, root in enumerate(roots)]
+            kept = [work / f"kept-{case.name}-{i}" if args.base_cache else None for i in range(len(roots))]
+            for i, repo in enumerate(repos):
+                if kept[i] is not None:  # filled once, not timed
+                    run(*diff_command(repo, base_cache=kept[i]), cwd=repo, out=work / f"{case.name}-{i}.md")
             done: dict[int, list[Run]] = {i: [] for i in range(len(roots))}
             for _ in range(args.runs):
                 for i, repo in enumerate(repos):
                     settle()
-                    done[i].append(run(*diff_command(repo), cwd=repo, out=work / f"{case.name}-{i}.md"))
+                    done[i].append(run(*diff_command(repo, base_cache=kept[i]), cwd=repo,
+                                       out=work / f"{case.name}-{i}.md"))
             for i, repo in enumerate(repos):
                 run(*diff_command(repo, "--json"), cwd=repo, out=work / f"{case.name}-{i}.json")
                 times = [r.seconds for r in done[i]]
                 lines = (work / f"{case.name}-{i}.md").read_bytes().count(b"\n")
                 size = (work / f"{case.name}-{i}.json").stat().st_size
                 cpu = median([r.cpu_s for r in done[i]])
-                print(f"{case.label:18} {median(times):6.2f} s (runs: {', '.join(f'{t:.2f}' for t in times)};"
+                label = f"{case.label}, base kept" if args.base_cache else case.label
+                print(f"{label:18} {median(times):6.2f} s (runs: {', '.join(f'{t:.2f}' for t in times)};"
                       f" goal <= {case.goal:g} s); CPU {cpu:.1f} s; peak RSS {max(r.peak_mb for r in done[i]):.0f} MB;"
                       f" markdown {lines:,} lines; JSON {size / 1e6:.2f} MB  {roots[i]}", flush=True)
 

@@ -52,9 +52,12 @@ class DiffCommand(NetgenCommand):
 @click.option("--json-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the whole result, the --json document, to this file (replaced atomically): a"
                    " pull request's markdown comment is folded, the file has every pattern and device.")
+@click.option("--base-cache", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Keep the base revision's render in DIR (yours, mode 0700; the last 3 bases): a later diff against"
+                   " the same base re-renders none of it when the change reaches every switch.")
 @json_option
 def diff(fabric: str, base: str, head: str | None, repo: Path, fmt: str, exit_code: bool, json_file: Path | None,
-         as_json: bool) -> None:
+         base_cache: Path | None, as_json: bool) -> None:
     """Render FABRIC at --base and at --head with each revision's own netgen, templates and intent,
     and show what changed: the intent's own changes (YAML path, old -> new, file and line), risk
     flags with their reach by tier, the effect as patterns (the same edit on many ports once, with
@@ -73,7 +76,7 @@ def diff(fabric: str, base: str, head: str | None, repo: Path, fmt: str, exit_co
     if click.get_current_context().get_parameter_source("fabric") is not click.core.ParameterSource.COMMANDLINE:
         fabric = _inside(fabric, root, as_json)
     try:
-        result = diff_revisions(root, fabric, base, head)
+        result = diff_revisions(root, fabric, base, head, base_cache)
     except RevisionError as exc:
         fail(str(exc), as_json)
     code = EXIT_DESIGN if exit_code and result.changed else EXIT_OK

@@ -15,6 +15,7 @@ edits.py, risk flags: risks.py, patterns and groups: patterns.py) and laid out b
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -31,6 +32,7 @@ from netgen.diff.git_export import RevisionError, export_revision
 from netgen.diff.intent_diff import IntentDiff, intent_changes
 from netgen.intent import NetgenInputError, load_fabric
 from netgen.output.manifest import MARKER
+from netgen.resources import user_owned_dir
 from netgen.topology import expand
 
 # --- rendering ------------------------------------------------------------------------------------
@@ -286,12 +288,51 @@ def reaches_every_device(intent: IntentDiff) -> bool:
         f"{setting}.", f"{setting}[")) for setting in EVERY_DEVICE) for change in intent.changes)
 
 
-def _whole_trees(base_root: Path, head_root: Path, fabric: str, work: Path) -> tuple[
+# --- the base's render, kept between diffs (--base-cache DIR) --------------------------------------
+KEPT_BASES = 3  # renders kept in a --base-cache folder (meta-24k's takes about 130 MB)
+
+
+@dataclass(frozen=True)
+class KeptBase:
+    """Where the base revision's netgen renders when its render is kept between diffs: its output
+    folder and its own state (the key that authenticates the output's manifest) and cache. The next
+    diff against the same base is then the base netgen's warm render of its own output: every device
+    whose render key is unchanged is kept as written (netgen/render_cache.py), nothing re-rendered.
+    Only the base's netgen ever writes here; the head's renders elsewhere."""
+
+    out: Path
+    state: Path
+    cache: Path
+
+
+def kept_base(folder: Path, fabric: str, base_id: str) -> KeptBase:
+    """The entry of `folder` for `fabric` at commit `base_id` (made, or found again), the
+    KEPT_BASES - 1 most recently used other entries kept and older ones removed. `folder` must be
+    a private directory of this user's (made so when missing): RevisionError otherwise."""
+    top = user_owned_dir(folder)
+    if top is None:
+        raise RevisionError(f"--base-cache {folder}: not a directory of yours that only you can read and write"
+                            " (mode 0700): netgen keeps the base's render and the key that vouches for it there")
+    entry = top / hashlib.sha256(f"{fabric}\0{base_id}".encode()).hexdigest()[:24]
+    if user_owned_dir(entry) is None:
+        raise RevisionError(f"--base-cache {folder}: {entry.name} is not a directory of yours (mode 0700)")
+    os.utime(entry)  # most recently used
+    others = sorted((p for p in top.iterdir() if p != entry and p.is_dir() and not p.is_symlink()),
+                    key=lambda p: p.stat().st_mtime, reverse=True)
+    for stale in others[KEPT_BASES - 1:]:
+        shutil.rmtree(stale, ignore_errors=True)
+    return KeptBase(entry / "out", entry / "state", entry / "cache")
+
+
+def _whole_trees(base_root: Path, head_root: Path, fabric: str, work: Path, kept: KeptBase | None = None) -> tuple[
         RenderedTree, RenderedTree, dict[str, int], tuple[dict[str, str], dict[str, int | None]]]:
     """Both revisions rendered whole, side by side (one process each with its workers, both cores);
-    the head's devices placed (placement_of) meanwhile."""
-    roots, outs = (base_root, head_root), (work / "base-out", work / "head-out")
-    rendering = [_netgen(root, *_render_args(root, fabric, out), cache=_cache(work, root, base_root))
+    the head's devices placed (placement_of) meanwhile. `kept`: the base renders into its kept
+    output (a warm render after the first diff against that base)."""
+    roots, outs = (base_root, head_root), (kept.out if kept else work / "base-out", work / "head-out")
+    rendering = [_netgen(base_root, *_render_args(base_root, fabric, outs[0]), state=kept.state, cache=kept.cache)
+                 if kept and root == base_root else
+                 _netgen(root, *_render_args(root, fabric, out), cache=_cache(work, root, base_root))
                  for root, out in zip(roots, outs, strict=True)]
     try:
         placement = placement_of(head_root, fabric)
@@ -313,10 +354,12 @@ def _cache(work: Path, root: Path, base_root: Path) -> Path:
     return work / ("cache-base" if root == base_root else "cache-head")
 
 
-def diff_revisions(repo: Path, fabric: str, base: str, head: str | None) -> RevisionDiff:
+def diff_revisions(repo: Path, fabric: str, base: str, head: str | None,
+                   base_cache: Path | None = None) -> RevisionDiff:
     """Render `fabric` at `base` and at `head` (None: the working tree) and compare, with what
     changed in the intent. Where both revisions' netgen can key their devices, only the devices whose
-    keys differ are rendered; a change to a setting every switch carries renders both whole."""
+    keys differ are rendered; a change to a setting every switch carries renders both whole, the
+    base into `base_cache`'s kept render of that commit when given (kept_base)."""
     with tempfile.TemporaryDirectory(prefix="netgen-diff-") as folder:
         work = Path(folder)
         base_root = work / "base"
@@ -331,7 +374,8 @@ def diff_revisions(repo: Path, fabric: str, base: str, head: str | None) -> Revi
         base_name, head_name = f"{base} ({base_id[:12]})", head_id if head is None else f"{head} ({head_id[:12]})"
         intent = intent_changes(repo, base_root, head_root, fabric, base_id, None if head is None else head_id)
         if reaches_every_device(intent):
-            old, new, rendered, (roles, zones) = _whole_trees(base_root, head_root, fabric, work)
+            kept = kept_base(base_cache, fabric, base_id) if base_cache is not None else None
+            old, new, rendered, (roles, zones) = _whole_trees(base_root, head_root, fabric, work, kept)
             return compare(old, new, base_name, head_name, fabric, roles, zones, rendered, intent)
         planned = _planned_trees(base_root, head_root, fabric, work)
         if planned is not None:

@@ -234,6 +234,27 @@ def test_a_two_line_qos_change_reads_in_one_screen(repo):
                                         "~ SCHEDULER|scheduler.roce.weight: 50 -> 60"]}
 
 
+def test_a_kept_base_render_gives_the_same_diff_and_is_the_bases_own_warm_render(repo, tmp_path):
+    """--base-cache DIR: the first fabric-wide diff renders the base into DIR, a second one against
+    the same base keeps every file there as written (the base's netgen finds its own keys unchanged:
+    the same inodes), and both diffs are the diff without DIR. DIR must be the user's own and private."""
+    commit_change(repo, "mtu-kept", lambda d: d.update(mtu=9000))
+    _, plain = netgen_diff(repo, "--base", "base", "--head", "mtu-kept")
+    kept = tmp_path / "kept"
+    _, first = netgen_diff(repo, "--base", "base", "--head", "mtu-kept", "--base-cache", str(kept))
+    (entry,) = kept.iterdir()
+    assert oct(kept.stat().st_mode & 0o777) == "0o700" and oct(entry.stat().st_mode & 0o777) == "0o700"
+    # the EOS switches' configs (zone 1's SONiC RTSWs carry custom_config FRR lines: not cacheable)
+    inodes = {p.relative_to(entry): p.stat().st_ino for p in (entry / "out").rglob("*.cfg")}
+    assert len(inodes) == 14
+    _, second = netgen_diff(repo, "--base", "base", "--head", "mtu-kept", "--base-cache", str(kept))
+    assert {p.relative_to(entry): p.stat().st_ino for p in (entry / "out").rglob("*.cfg")} == inodes
+    assert first["devices"] == second["devices"] == plain["devices"] and first["risks"] == plain["risks"]
+    kept.chmod(0o755)  # readable by others: netgen will not trust what it keeps there
+    code, refused = netgen_diff(repo, "--base", "base", "--head", "mtu-kept", "--base-cache", str(kept))
+    assert code == 2 and "--base-cache" in refused["error"] and "0700" in refused["error"]
+
+
 def test_bad_revision_is_exit_2(repo):
     code, report = netgen_diff(repo, "--base", "no-such-ref")
     assert code == 2 and "is not a commit" in report["error"]

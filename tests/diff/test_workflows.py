@@ -32,6 +32,10 @@ def test_the_diff_runs_the_pull_requests_code_without_secrets_or_write_access():
     run = "\n".join(s.get("run", "") for s in job["steps"])
     assert 'netgen diff "$FABRIC"' in run and "gh pr comment" not in run
     assert "--json-file netgen-diff/diff.json" in run  # the folded comment's full detail, in the artifact
+    # the base's render kept per base commit, where the diff keeps it
+    cache = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/cache@"))
+    assert "pull_request.base.sha" in cache["with"]["key"]
+    assert f"--base-cache {cache['with']['path']}" in run
     assert any(s.get("uses", "").startswith("actions/upload-artifact@") for s in job["steps"])
 
 
