@@ -39,7 +39,8 @@ from netgen.whatif.ecmp import MAX_QPS, SEED, TARGET, TRIALS
 from netgen.whatif.study import COMPARED_QPS, RULE, StageStudy
 
 if TYPE_CHECKING:  # the placement loads with `netgen place`
-    from netgen.scheduler.placement import Placement
+    from netgen.context import DesignContext
+    from netgen.scheduler.placement import OutOfService, Placement
 
 
 def _version_option(scheduler: Scheduler, formats: str, changes: str) -> Callable[[Callable[..., Any]], Any]:
@@ -136,8 +137,12 @@ def _free_hosts(word: str, known: set[str], where: str, as_json: bool) -> list[s
               help="Hosts free to use (names or hostlist expressions; `-`: standard input); default: every host.")
 @click.option("--message-bytes", type=click.IntRange(min=1), default=1 << 30, show_default=True,
               help="All-reduce size S for the ATSW byte figures.")
+@click.option("--ignore-drains", is_flag=True,
+              help="Place as if no switch were drained (default: the switches netgen's drain journals left"
+                   " drained lower their zone's ATSW capacity, and a drained RTSW's hosts are not free).")
 @json_option
-def place(fabric: str, count: int, free_file: str | None, message_bytes: int, as_json: bool) -> None:
+def place(fabric: str, count: int, free_file: str | None, message_bytes: int, ignore_drains: bool,
+          as_json: bool) -> None:
     """Place a job of N hosts with the fewest ATSW crossings: the fewest zones (one zone if one holds
     it), whole racks first, ranks zone by zone and rack by rack. Prints the rank order, the bytes a
     ring all-reduce sends across the ATSW layer and the ATSW load per zone, next to a topology-blind
@@ -150,8 +155,11 @@ def place(fabric: str, count: int, free_file: str | None, message_bytes: int, as
     _, ctx = load_checked(fabric, as_json, "not placed")
     topo = scheduler_topology(ctx.fabric, ctx.topology)
     free = _read_free(free_file, set(topo.hosts()), as_json) if free_file else None
+    drained, out_of_service, under = _drained(ctx, topo, ignore_drains)
+    if under:
+        free = (set(topo.hosts()) if free is None else free) - under
     try:
-        result = place_job(ctx.fabric, topo, count, free, message_bytes)
+        result = place_job(ctx.fabric, topo, count, free, message_bytes, out_of_service)
     except PlacementError as exc:
         if as_json:
             emit_json({"ok": False, "exit_code": EXIT_DESIGN, "error": str(exc)})
@@ -160,8 +168,12 @@ def place(fabric: str, count: int, free_file: str | None, message_bytes: int, as
         sys.exit(EXIT_DESIGN)
     fewest = min_zones(topo, count, free)
     if as_json:
-        emit_json(_placement_doc(result, count, fewest, message_bytes))
+        emit_json({**_placement_doc(result, count, fewest, message_bytes),
+                   "drained": {"switches": drained, "hosts_not_free": sorted(under)}})
         sys.exit(EXIT_OK)
+    if drained:
+        out.print(f"drained (netgen's drain journals): {escape(', '.join(drained))}; their zones' ATSW capacity is"
+                  f" lowered, {len(under)} host(s) under drained RTSWs are not free (--ignore-drains: as if none were)")
     out.print(_placement_table(result, count, message_bytes))
     out.print(f"zones used {len(result.zones)} (fewest possible {fewest}); whole racks {result.whole_racks},"
               f" partial {result.partial_racks}")
@@ -169,6 +181,29 @@ def place(fabric: str, count: int, free_file: str | None, message_bytes: int, as
     for rank, host in enumerate(result.hosts):
         out.print(f"{rank} {host}")
     sys.exit(EXIT_OK)
+
+
+def _drained(ctx: DesignContext, topo: SchedulerTopology,
+             ignore: bool) -> tuple[list[str], OutOfService | None, set[str]]:
+    """The switches netgen's drain journals left drained (netgen.day2.drain.drained_by_netgen), the
+    spines among them as OutOfService, and the hosts under the drained RTSWs."""
+    from netgen.day2.drain import drained_by_netgen  # noqa: PLC0415
+    from netgen.scheduler.placement import OutOfService  # noqa: PLC0415
+    from netgen.topology.model import Role  # noqa: PLC0415
+
+    if ignore:
+        return [], None, set()
+    devices = ctx.topology.devices
+    drained = [name for name in drained_by_netgen() if name in devices]
+    ctsw: dict[int, int] = {}
+    for name in drained:
+        zone = devices[name].zone
+        if devices[name].role is Role.CTSW and zone is not None:
+            ctsw[zone] = ctsw.get(zone, 0) + 1
+    atsw = sum(1 for name in drained if devices[name].role is Role.ATSW)
+    racks = {rack.switch: rack.hosts for zone in topo.zones for rack in zone.racks}
+    under = {host for name in drained for host in racks.get(name, ())}
+    return drained, OutOfService(ctsw, atsw), under
 
 
 def _placement_doc(result: Placement, count: int, fewest: int, message_bytes: int) -> dict[str, Any]:

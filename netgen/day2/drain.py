@@ -23,6 +23,7 @@ the journal says how far it got. What is reported is what was read back, never w
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from collections.abc import Callable
@@ -121,6 +122,43 @@ class DrainReport:
 
 def new_change_id() -> str:
     return f"drain-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(2)}"
+
+
+DRAINED_ACTIONS = frozenset({"drained", "already drained"})
+UNDRAINED_ACTIONS = frozenset({"undrained", "already undrained"})
+MAX_JOURNAL_BYTES = 16 << 20  # a drain journal is a few lines a switch: a larger file is skipped
+
+
+def drained_by_netgen(folder: Path | None = None) -> dict[str, float]:
+    """The switches netgen's drain journals (`drain/*.jsonl` of its state directory, or `folder`)
+    last left drained, read back: name -> when (epoch seconds). What netgen recorded, not read from
+    the switches now: `netgen drain --dry-run` reads them."""
+    folder = folder if folder is not None else state_dir() / "drain"
+    last: dict[str, tuple[float, bool]] = {}
+    try:
+        files = sorted(p for p in folder.glob("*.jsonl") if p.is_file() and not p.is_symlink())
+    except OSError:
+        return {}
+    for path in files:
+        try:
+            if path.stat().st_size > MAX_JOURNAL_BYTES:
+                continue
+            lines = path.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(record, dict) or not isinstance(record.get("device"), str):
+                continue
+            state, when = record.get("state"), record.get("t")
+            if state in DRAINED_ACTIONS | UNDRAINED_ACTIONS and isinstance(when, (int, float)):
+                name = record["device"]
+                if name not in last or when >= last[name][0]:
+                    last[name] = (float(when), state in DRAINED_ACTIONS)
+    return {name: when for name, (when, drained) in sorted(last.items()) if drained}
 
 
 def read_set(topology: Topology, targets: DrainSet, undrain: bool = False) -> list[str]:
@@ -312,5 +350,17 @@ def drain(ctx: DesignContext, fabric_file: Path, request: DrainRequest, *, crede
     return run_drain(target, request, workers, hooks)
 
 
-__all__ = ["DrainError", "DrainHooks", "DrainReport", "DrainRequest", "SwitchResult", "drain", "new_change_id",
-           "read_set", "resolve_targets", "run_drain"]
+__all__ = [
+    "DRAINED_ACTIONS",
+    "DrainError",
+    "DrainHooks",
+    "DrainReport",
+    "DrainRequest",
+    "SwitchResult",
+    "drain",
+    "drained_by_netgen",
+    "new_change_id",
+    "read_set",
+    "resolve_targets",
+    "run_drain",
+]

@@ -65,11 +65,25 @@ def _zone_of(topo: SchedulerTopology) -> dict[str, int]:
     return {h: z.id for z in topo.zones for r in z.racks for h in r.hosts}
 
 
-def atsw_capacity_tbps(fabric: Fabric) -> dict[int, float]:
-    """Per zone, the CTSW-to-ATSW bandwidth in one direction (0 without an ATSW layer)."""
+@dataclass(frozen=True)
+class OutOfService:
+    """Spines drained now (`netgen drain`): per zone its drained CTSWs, and the drained ATSWs. A
+    drained CTSW takes its uplinks out of its zone's ATSW capacity; a drained ATSW takes its share of
+    every CTSW's uplinks (uplinks_per_ctsw spread over the ATSWs)."""
+
+    ctsw: dict[int, int] = field(default_factory=dict)
+    atsw: int = 0
+
+
+def atsw_capacity_tbps(fabric: Fabric, out: OutOfService | None = None) -> dict[int, float]:
+    """Per zone, the CTSW-to-ATSW bandwidth in one direction in service (0 without an ATSW layer)."""
     agg = fabric.aggregation
-    return {z.id: (z.ctsw_count * agg.uplinks_per_ctsw * agg.link_speed / 1000 if agg else 0.0)
-            for z in fabric.zones}
+    if agg is None:
+        return {z.id: 0.0 for z in fabric.zones}
+    out = out or OutOfService()
+    atsw_kept = max(agg.atsw_count - out.atsw, 0) / agg.atsw_count
+    return {z.id: max(z.ctsw_count - out.ctsw.get(z.id, 0), 0) * agg.uplinks_per_ctsw * agg.link_speed / 1000
+            * atsw_kept for z in fabric.zones}
 
 
 def _rails_tbps(fabric: Fabric) -> dict[int, float]:
@@ -81,15 +95,17 @@ def _gpus(fabric: Fabric, zones: Counter[int] | dict[int, int]) -> int:
     return sum(per_host[z] * n for z, n in zones.items())
 
 
-def _traffic(fabric: Fabric, crossings: float, out_of: dict[int, float], gpus: int, message_bytes: int) -> Traffic:
+def _traffic(fabric: Fabric, crossings: float, out_of: dict[int, float], gpus: int, message_bytes: int,
+             drained: OutOfService | None = None) -> Traffic:
     factor = 2 * (gpus - 1) / gpus if gpus else 0.0
-    capacity, rails = atsw_capacity_tbps(fabric), _rails_tbps(fabric)
+    capacity, rails = atsw_capacity_tbps(fabric, drained), _rails_tbps(fabric)
     demand = {z: n * rails[z] for z, n in out_of.items() if n}
     load = {z: (d / capacity[z] if capacity[z] else float("inf")) for z, d in demand.items()}
     return Traffic(crossings, crossings * factor * message_bytes, demand, load)
 
 
-def ring_traffic(fabric: Fabric, zone_of: dict[str, int], order: list[str], message_bytes: int) -> Traffic:
+def ring_traffic(fabric: Fabric, zone_of: dict[str, int], order: list[str], message_bytes: int,
+                 drained: OutOfService | None = None) -> Traffic:
     """The figures of one rank order: each ring edge between zones leaves its first host's zone."""
     out: dict[int, float] = {}
     crossings = 0
@@ -98,18 +114,19 @@ def ring_traffic(fabric: Fabric, zone_of: dict[str, int], order: list[str], mess
         if len(order) > 1 and zone_of[host] != zone_of[nxt]:
             crossings += 1
             out[zone_of[host]] = out.get(zone_of[host], 0) + 1
-    return _traffic(fabric, crossings, out, _gpus(fabric, Counter(zone_of[h] for h in order)), message_bytes)
+    return _traffic(fabric, crossings, out, _gpus(fabric, Counter(zone_of[h] for h in order)), message_bytes, drained)
 
 
-def random_order_traffic(fabric: Fabric, zones: dict[int, int], message_bytes: int) -> Traffic:
+def random_order_traffic(fabric: Fabric, zones: dict[int, int], message_bytes: int,
+                         drained: OutOfService | None = None) -> Traffic:
     """Expected figures of a uniformly random rank order over hosts with `zones` (zone -> hosts):
     E[X] = (n^2 - sum n_i^2) / (n - 1); zone i's expected out-crossings n_i (n - n_i) / (n - 1)."""
     n = sum(zones.values())
     if n <= 1:
-        return _traffic(fabric, 0.0, {}, _gpus(fabric, zones), message_bytes)
+        return _traffic(fabric, 0.0, {}, _gpus(fabric, zones), message_bytes, drained)
     crossings = (n * n - sum(c * c for c in zones.values())) / (n - 1)
     out = {z: c * (n - c) / (n - 1) for z, c in zones.items()}
-    return _traffic(fabric, crossings, out, _gpus(fabric, zones), message_bytes)
+    return _traffic(fabric, crossings, out, _gpus(fabric, zones), message_bytes, drained)
 
 
 def _take(topo: SchedulerTopology, zone_ids: list[int], free: set[str], count: int) -> tuple[list[str], int, int]:
@@ -141,9 +158,10 @@ def _take(topo: SchedulerTopology, zone_ids: list[int], free: set[str], count: i
 
 
 def place(fabric: Fabric, topo: SchedulerTopology, count: int, free: set[str] | None = None,
-          message_bytes: int = GIB) -> Placement:
+          message_bytes: int = GIB, drained: OutOfService | None = None) -> Placement:
     """The fewest zones that hold `count` free hosts (one zone: the fullest one that fits, keeping
-    emptier zones for bigger jobs; else the zones with the most free hosts first)."""
+    emptier zones for bigger jobs; else the zones with the most free hosts first). `drained`: the
+    spines out of service now, which lower the ATSW capacity the load figures divide by."""
     free = set(topo.hosts()) if free is None else free
     available = {z.id: sum(1 for r in z.racks for h in r.hosts if h in free) for z in topo.zones}
     total = sum(available.values())
@@ -166,8 +184,8 @@ def place(fabric: Fabric, topo: SchedulerTopology, count: int, free: set[str] | 
     naive = sorted(free)[:count]  # a topology-blind scheduler: the first free hosts by name
     naive_zones = dict(sorted(Counter(zone_of[h] for h in naive).items()))
     return Placement(hosts, dict(sorted(Counter(zone_of[h] for h in hosts).items())), whole, partial,
-                     ring_traffic(fabric, zone_of, hosts, message_bytes), naive, naive_zones,
-                     random_order_traffic(fabric, naive_zones, message_bytes))
+                     ring_traffic(fabric, zone_of, hosts, message_bytes, drained), naive, naive_zones,
+                     random_order_traffic(fabric, naive_zones, message_bytes, drained))
 
 
 def min_zones(topo: SchedulerTopology, count: int, free: set[str] | None = None) -> int:

@@ -12,7 +12,7 @@ from netgen.intent import load_fabric
 from netgen.scheduler.model import scheduler_topology
 from netgen.scheduler.placement import place, random_order_traffic, ring_traffic
 from netgen.topology import expand
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, SMALL, run_cli
 
 pytestmark = pytest.mark.render
 META = ROOT / "inventory" / "meta-24k"
@@ -97,3 +97,29 @@ def test_a_bad_free_list_is_exit_2_naming_line_and_host(tmp_path, line, says):
     result = run_cli("place", str(META), "--hosts", "1", "--free", str(free))
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert f"{free}:2: {says}" in result.output
+
+
+def test_switches_netgen_drained_lower_their_zones_atsw_capacity_and_free_no_host(state_dir):
+    """While netgen's drain journals say z01-ctsw01 and z01-rtsw001 are drained: zone 1's ATSW
+    capacity is 3 of its 4 CTSWs' uplinks (its load figures 4/3 of what they were) and the two hosts
+    under z01-rtsw001 are not placed; --ignore-drains places as if nothing were drained."""
+    def placed(*args: str) -> dict:
+        result = run_cli("place", str(SMALL), "--hosts", "12", "--json", *args)
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)
+
+    before = placed()
+    journal = state_dir / "drain" / "drain-20261127-000000-abcd.jsonl"
+    journal.parent.mkdir(parents=True)
+    journal.write_text("".join(json.dumps({"t": 1.0 + i, "change_id": "x", "device": name, "state": state}) + "\n"
+                               for i, (name, state) in enumerate([("z01-ctsw01", "drained"), ("z01-rtsw001", "drained"),
+                                                                  ("z02-ctsw01", "drained"),
+                                                                  ("z02-ctsw01", "undrained")])))
+    during = placed()
+    assert during["drained"] == {"switches": ["z01-ctsw01", "z01-rtsw001"],
+                                 "hosts_not_free": ["z01-r001-h01", "z01-r001-h02"]}
+    assert not {"z01-r001-h01", "z01-r001-h02"} & set(during["rank_order"])
+    zone1 = before["atsw"]["atsw_demand_tbps"]["1"] / during["atsw"]["atsw_demand_tbps"]["1"]
+    ratio = during["atsw"]["atsw_load"]["1"] / before["atsw"]["atsw_load"]["1"] * zone1
+    assert ratio == pytest.approx(4 / 3, rel=1e-3)  # the same demand over 3 of 4 CTSWs' uplinks
+    assert placed("--ignore-drains") == {**before, "drained": {"switches": [], "hosts_not_free": []}}
