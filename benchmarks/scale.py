@@ -17,6 +17,8 @@ Prints, for inventory/meta-24k:
                        RTSW-CTSW cable length: zone 1's RTSWs change) in a scratch git repository
                        holding netgen, its templates and the fabric (benchmarks/pr_diff.py)
   diff, fabric-wide    the same of the fabric's MTU, 9100 -> 9000 (every port of every switch)
+  fabric-wide, kept    the same with the base revision's render kept (`netgen diff --base-cache`,
+                       filled by one diff first, not timed): a CI job that keeps it per base commit
   4 x meta-24k cold    a generated fabric four times meta-24k (32 zones, 6,684 switches)
   netgen --help        the command line's start
 with each command's peak RSS (its largest process: the parent or a render worker). Each figure
@@ -170,6 +172,12 @@ def main() -> None:
                 measure(case.label, case.goal, args.runs, lambda n, repo=repo: diff_command(repo), cwd=repo,
                         rss_goal=case.rss_goal, out=work / f"diff-{case.name}.md")
                 print(f"{'':22} markdown {lines_in_file(work / f'diff-{case.name}.md'):,} lines", flush=True)
+                if case.name == "fabric-wide":
+                    kept = work / "kept-base"
+                    run(*diff_command(repo, base_cache=kept), cwd=repo, out=work / "diff-kept.md")  # fills it
+                    measure("fabric-wide, kept", case.goal, args.runs,
+                            lambda n, repo=repo, kept=kept: diff_command(repo, base_cache=kept), cwd=repo,
+                            rss_goal=case.rss_goal, out=work / "diff-kept.md")
         if not args.skip_x4:
             big = four_times(work / "x4")
             measure("4 x meta-24k cold", 30, args.runs,
