@@ -4,13 +4,17 @@ CSS and SVG, one inline script (the device table's search, templates/report/devi
 a Content-Security-Policy that lets only that script run and nothing be fetched, so it opens
 anywhere, offline, and stays small at meta-24k scale (zones are drawn, not devices; each zone's
 RTSW x CTSW links are a matrix, not a hairball; the device table is rows of text). Nothing in it
-depends on when or where it was built: the same intent and netgen version give the same page."""
+depends on when or where it was built but the switches `netgen drain` left drained (its journals,
+a maintenance panel; `netgen report --ignore-drains` leaves them out): the same intent, netgen
+version and drains give the same page."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import time
 from collections import Counter
+from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
@@ -25,7 +29,7 @@ from netgen.hosts.plan import host_qos, qps_per_connection
 from netgen.platforms.features import dscp_to_tc, tc_to_queue
 from netgen.report.devices import device_table
 from netgen.scheduler.model import scheduler_topology
-from netgen.scheduler.placement import atsw_capacity_tbps, place
+from netgen.scheduler.placement import OutOfService, atsw_capacity_tbps, place
 from netgen.templating import TEMPLATE_ROOT
 from netgen.topology.model import LinkTier, Role
 
@@ -142,16 +146,38 @@ def _whatif(ctx: DesignContext) -> dict[str, Any]:
             "rule": RULE}
 
 
-def _placements(ctx: DesignContext) -> list[dict[str, Any]]:
+def out_of_service(ctx: DesignContext, drained: Mapping[str, float]) -> OutOfService:
+    """The drained spines as the placement counts them (per zone its CTSWs, and the ATSWs)."""
+    devices = ctx.topology.devices
+    ctsw: dict[int, int] = {}
+    for name in drained:
+        zone = devices[name].zone if name in devices else None
+        if zone is not None and devices[name].role is Role.CTSW:
+            ctsw[zone] = ctsw.get(zone, 0) + 1
+    return OutOfService(ctsw, sum(1 for name in drained if name in devices and devices[name].role is Role.ATSW))
+
+
+def _maintenance(ctx: DesignContext, drained: Mapping[str, float]) -> list[dict[str, Any]]:
+    """The switches drained now, as netgen's drain journals recorded them (netgen drain), each with
+    its tier, zone and since when (UTC)."""
+    devices = ctx.topology.devices
+    return [{"device": name, "role": devices[name].role.value, "zone": devices[name].zone,
+             "since": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(when))}
+            for name, when in sorted(drained.items()) if name in devices]
+
+
+def _placements(ctx: DesignContext, drained: Mapping[str, float]) -> list[dict[str, Any]]:
     """Sample jobs: half a zone, and a zone and a third (crossing the ATSW layer where zones are
-    equal), placed by netgen and by a topology-blind scheduler."""
+    equal), placed by netgen and by a topology-blind scheduler; with drained spines, against the
+    ATSW capacity left (netgen place does the same)."""
     fabric = ctx.fabric
     topo = scheduler_topology(fabric, ctx.topology)
+    spines = out_of_service(ctx, drained)
     largest = max(z.hosts for z in topo.zones)
     sizes = sorted({max(1, largest // 2), min(len(topo.hosts()), largest + largest // 3)})
     out = []
     for size in sizes:
-        result = place(fabric, topo, size)
+        result = place(fabric, topo, size, drained=spines)
         naive = result.naive_traffic
         out.append({"hosts": size, "zones": result.zones, "crossings": result.traffic.crossings,
                     "gib": result.traffic.as_dict()["gib_per_allreduce"],
@@ -182,7 +208,12 @@ def _oversubscription(summary: dict[str, Any]) -> list[dict[str, Any]]:
             for (tier, ratio, declared), zones in grouped.items()]
 
 
-def report_data(ctx: DesignContext, findings: list[Finding]) -> dict[str, Any]:
+def report_data(ctx: DesignContext, findings: list[Finding],
+                drained: Mapping[str, float] | None = None) -> dict[str, Any]:
+    """What the page shows. `drained`: the switches netgen's drain journals left drained (name ->
+    since when; netgen.day2.drain.drained_by_netgen): a maintenance panel, and the placement panel
+    against the capacity they leave."""
+    drained = drained or {}
     summary = summarize(ctx)
     counts = Counter(f.severity.value for f in findings)
     script = _search_script()
@@ -200,12 +231,13 @@ def report_data(ctx: DesignContext, findings: list[Finding]) -> dict[str, Any]:
         "qps": qps_per_connection(ctx.fabric),
         "hashing": ctx.fabric.hashing.mode,
         "whatif": _whatif(ctx),
-        "placements": _placements(ctx),
+        "placements": _placements(ctx, drained),
+        "maintenance": _maintenance(ctx, drained),
         "findings": [f.as_dict() for f in findings],
         "errors": counts.get("error", 0),
         "warnings": counts.get("warning", 0),
     }
 
 
-def render_report(ctx: DesignContext, findings: list[Finding]) -> str:
-    return _env().get_template("report.html.j2").render(report_data(ctx, findings))
+def render_report(ctx: DesignContext, findings: list[Finding], drained: Mapping[str, float] | None = None) -> str:
+    return _env().get_template("report.html.j2").render(report_data(ctx, findings, drained))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -21,7 +22,7 @@ from netgen.intent import load_fabric
 from netgen.report.build import render_report
 from netgen.topology import expand
 from netgen.topology.model import Role
-from tests.conftest import SMALL
+from tests.conftest import SMALL, run_cli
 
 pytestmark = pytest.mark.render
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
@@ -216,3 +217,31 @@ def test_untrusted_text_in_the_page_stays_text(small):
     assert [p.text() for p in page.iter("p") if p.attrs.get("class") == "description"] == [HOSTILE]
     _, rows = _devices(page)
     assert rows[0][0] == HOSTILE
+
+
+def test_switches_drained_now_get_a_maintenance_panel_and_lower_the_placement_capacity(small, state_dir):
+    """With z01-ctsw01 and z02-ctsw01 drained (the drain journals' map), the page lists them with
+    tier, zone and since when, and its placement panel divides by the ATSW capacity left: each
+    zone's load figure 4/3 of the one without drains. Without drains there is no such panel."""
+    ctx, findings = small
+    plain = _Tree(render_report(ctx, findings)).root
+    assert not [s for s in plain.iter("section") if s.attrs.get("id") == "maintenance"]
+    page = _Tree(render_report(ctx, findings, {"z01-ctsw01": 0.0, "z02-ctsw01": 60.0})).root
+    (panel,) = [s for s in page.iter("section") if s.attrs.get("id") == "maintenance"]
+    rows = [[td.text() for td in tr.iter("td")] for tr in panel.iter("tr") if tr.attrs.get("class") == "drained"]
+    assert rows == [["z01-ctsw01", "ctsw", "1", "1970-01-01 00:00 UTC"],
+                    ["z02-ctsw01", "ctsw", "2", "1970-01-01 00:01 UTC"]]
+
+    def loads(root: Element) -> list[float]:
+        (placement,) = [s for s in root.iter("section") if s.attrs.get("id") == "placement"]
+        return [float(tr_cells[-1]) for tr_cells in ([td.text() for td in tr.iter("td")] for tr in placement.iter("tr"))
+                if len(tr_cells) == 6]
+
+    assert [round(d / p, 3) for d, p in zip(loads(page), loads(plain), strict=True) if p] == [
+        round(4 / 3, 3)] * len([p for p in loads(plain) if p])
+    # the command reads the journals of this machine's state directory; --ignore-drains leaves them out
+    journal = state_dir / "drain" / "x.jsonl"
+    journal.parent.mkdir(parents=True)
+    journal.write_text(json.dumps({"t": 0.0, "device": "z01-ctsw01", "state": "drained"}) + "\n")
+    assert 'id="maintenance"' in run_cli("report", str(SMALL)).stdout
+    assert 'id="maintenance"' not in run_cli("report", str(SMALL), "--ignore-drains").stdout
