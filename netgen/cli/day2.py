@@ -100,6 +100,8 @@ def _run(fabric: str | None, undrain: bool, params: dict[str, Any]) -> None:
     loaded, ctx = load_checked(fabric, as_json, "fix them before draining")
     if not targets:
         fail("give the switches: TARGET... (names, globs, role:ctsw or zone:2 tokens, comma-separated)", as_json)
+    if params["force"] is not None and not params["force"].strip():
+        fail("--force needs a reason: it goes into the journal beside the maintenance bound it breaks", as_json)
     request = DrainRequest(targets, undrain, params["why"], params["force"], params["dry_run"],
                            params["use_slurm"], job_wait_s=params["job_wait"], journal=params["journal_path"])
     try:

@@ -102,3 +102,5 @@ def test_a_link_is_judged_by_a_dry_run_only_and_an_unknown_switch_is_exit_2(conv
     assert code == 2 and "link drain" in report["error"]
     code, report = _run(converged, "drain", "z01-ctsw99")
     assert code == 2 and "z01-ctsw99" in report["error"]
+    code, report = _run(converged, "drain", "z01-ctsw02", "--force", "  ")
+    assert code == 2 and "--force needs a reason" in report["error"]
