@@ -188,22 +188,14 @@ def _drained(ctx: DesignContext, topo: SchedulerTopology,
     """The switches netgen's drain journals left drained (netgen.day2.drain.drained_by_netgen), the
     spines among them as OutOfService, and the hosts under the drained RTSWs."""
     from netgen.day2.drain import drained_by_netgen  # noqa: PLC0415
-    from netgen.scheduler.placement import OutOfService  # noqa: PLC0415
-    from netgen.topology.model import Role  # noqa: PLC0415
+    from netgen.scheduler.placement import out_of_service  # noqa: PLC0415
 
     if ignore:
         return [], None, set()
-    devices = ctx.topology.devices
-    drained = [name for name in drained_by_netgen() if name in devices]
-    ctsw: dict[int, int] = {}
-    for name in drained:
-        zone = devices[name].zone
-        if devices[name].role is Role.CTSW and zone is not None:
-            ctsw[zone] = ctsw.get(zone, 0) + 1
-    atsw = sum(1 for name in drained if devices[name].role is Role.ATSW)
+    drained = [name for name in drained_by_netgen() if name in ctx.topology.devices]
     racks = {rack.switch: rack.hosts for zone in topo.zones for rack in zone.racks}
     under = {host for name in drained for host in racks.get(name, ())}
-    return drained, OutOfService(ctsw, atsw), under
+    return drained, out_of_service(ctx.topology, drained), under
 
 
 def _placement_doc(result: Placement, count: int, fewest: int, message_bytes: int) -> dict[str, Any]:

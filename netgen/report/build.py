@@ -29,7 +29,7 @@ from netgen.hosts.plan import host_qos, qps_per_connection
 from netgen.platforms.features import dscp_to_tc, tc_to_queue
 from netgen.report.devices import device_table
 from netgen.scheduler.model import scheduler_topology
-from netgen.scheduler.placement import OutOfService, atsw_capacity_tbps, place
+from netgen.scheduler.placement import atsw_capacity_tbps, out_of_service, place
 from netgen.templating import TEMPLATE_ROOT
 from netgen.topology.model import LinkTier, Role
 
@@ -146,17 +146,6 @@ def _whatif(ctx: DesignContext) -> dict[str, Any]:
             "rule": RULE}
 
 
-def out_of_service(ctx: DesignContext, drained: Mapping[str, float]) -> OutOfService:
-    """The drained spines as the placement counts them (per zone its CTSWs, and the ATSWs)."""
-    devices = ctx.topology.devices
-    ctsw: dict[int, int] = {}
-    for name in drained:
-        zone = devices[name].zone if name in devices else None
-        if zone is not None and devices[name].role is Role.CTSW:
-            ctsw[zone] = ctsw.get(zone, 0) + 1
-    return OutOfService(ctsw, sum(1 for name in drained if name in devices and devices[name].role is Role.ATSW))
-
-
 def _maintenance(ctx: DesignContext, drained: Mapping[str, float]) -> list[dict[str, Any]]:
     """The switches drained now, as netgen's drain journals recorded them (netgen drain), each with
     its tier, zone and since when (UTC)."""
@@ -172,7 +161,7 @@ def _placements(ctx: DesignContext, drained: Mapping[str, float]) -> list[dict[s
     ATSW capacity left (netgen place does the same)."""
     fabric = ctx.fabric
     topo = scheduler_topology(fabric, ctx.topology)
-    spines = out_of_service(ctx, drained)
+    spines = out_of_service(ctx.topology, drained)
     largest = max(z.hosts for z in topo.zones)
     sizes = sorted({max(1, largest // 2), min(len(topo.hosts()), largest + largest // 3)})
     out = []

@@ -19,11 +19,13 @@ a zone's crossing demand to that capacity above 1 means the job is ATSW-bound th
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from netgen.intent.fabric import Fabric
 from netgen.scheduler.model import SchedulerTopology
+from netgen.topology.model import Role, Topology
 
 GIB = 1 << 30
 
@@ -73,6 +75,20 @@ class OutOfService:
 
     ctsw: dict[int, int] = field(default_factory=dict)
     atsw: int = 0
+
+
+def out_of_service(topology: Topology, drained: Iterable[str]) -> OutOfService:
+    """The drained spines among `drained` (switch names; others are ignored), as OutOfService."""
+    devices = topology.devices
+    ctsw: Counter[int] = Counter()
+    atsw = 0
+    for name in drained:
+        device = devices.get(name)
+        if device is not None and device.role is Role.CTSW and device.zone is not None:
+            ctsw[device.zone] += 1
+        elif device is not None and device.role is Role.ATSW:
+            atsw += 1
+    return OutOfService(dict(ctsw), atsw)
 
 
 def atsw_capacity_tbps(fabric: Fabric, out: OutOfService | None = None) -> dict[int, float]:
