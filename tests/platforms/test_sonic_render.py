@@ -194,7 +194,8 @@ def test_frr_matches_the_topology(small):
     assert frr.count("maximum-paths 16") == 2  # = the RTSW's 16 uplinks, for IPv4 and IPv6
     assert frr.count("remote-as 4200000001") == 32  # 16 IPv4 + 16 IPv6 sessions to zone 1's spines
     assert "network 10.128.16.0/27" in frr and "network 10.0.1.1/32" in frr
-    assert "bfd profile netgen" in frr
+    # FRR's running-config form (both lines): with the profile alone frr-reload.py resets every session
+    assert " neighbor UPLINK bfd\n neighbor UPLINK bfd profile netgen\n" in frr
 
 
 def test_ecn_toggle_flips_exactly_the_wred_binding(small_data, write_fabric):
