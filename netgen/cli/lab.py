@@ -27,12 +27,14 @@ from netgen.cli.common import (
     load_checked,
     out,
 )
+from netgen.context import DesignContext
 from netgen.intent.loader import load_fabric, resolve_fabric_path
 from netgen.intent.secrets import SecretError, fill_files
 from netgen.lab import containerlab, netns
 from netgen.lab.adapters import lab_inputs
 from netgen.lab.backend import BuildReport, LabBackend, LabError, check_lab_name
 from netgen.lab.backends import BACKENDS
+from netgen.lab.grow import grow_lab
 from netgen.lab.plan import LabPlan, LabSliceError, SliceRequest
 from netgen.lab.site import write_site
 from netgen.lab.traffic import DEFAULT_FLOWS, DEFAULT_RATE, TrafficSpec
@@ -133,6 +135,69 @@ def up(fabric: str, name: str, zone: int | None, racks: int | None, ctsw: int | 
     else:
         _print_up(payload, plan, report, seconds, [r for r in results if not r.ok], Path(fabric))
     sys.exit(payload["exit_code"])
+
+
+@lab.command(fabric_stdin=False)
+@fabric_argument
+@name_option
+@click.option("--racks", type=int, help="Widen the slice to the first N racks of each zone (default: as built).")
+@click.option("--ctsw", type=int, help="Widen the slice to the first N CTSWs of each zone (default: as built).")
+@click.option("--configs", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="Use the files of this `netgen render` output directory instead of rendering now.")
+@click.option("--timeout", type=float, default=180.0, show_default=True,
+              help="Seconds to wait for every session and every RTSW's full ECMP after the growth.")
+@json_option
+def grow(fabric: str, name: str, racks: int | None, ctsw: int | None, configs: Path | None, timeout: float,
+         as_json: bool) -> None:
+    """Grow a running lab to FABRIC (racks, CTSWs added) keeping its sessions up."""
+    _, ctx = load_checked(fabric, as_json, "the fabric must not be rendered")
+    try:
+        backend = _attach(name)
+        old = backend.plan()
+    except LabError as exc:
+        fail(str(exc), as_json)
+    if not isinstance(backend, netns.NetnsBackend):
+        fail(f"lab {name!r} runs on the {backend.kind} backend; `lab grow` grows netns labs", as_json)
+    if old.request is None:
+        fail(f"lab {name!r} was built by a netgen that did not record its slice; build it again", as_json)
+    request = SliceRequest(old.request.zone, old.request.racks if racks is None else racks,
+                           old.request.ctsw if ctsw is None else ctsw)
+    plan, _, _ = _fabric_slice(fabric, name, request.zone, request.racks, request.ctsw, configs, False, as_json,
+                               ctx)
+    with _stages(not as_json) as update:
+        try:
+            report = grow_lab(backend, plan, timeout, update, _session_tick(update, plan))
+        except LabError as exc:
+            fail(str(exc), as_json)
+    payload = {**report.as_dict(), "exit_code": EXIT_OK if report.ok else EXIT_DESIGN}
+    if as_json:
+        emit_json(payload)
+    else:
+        _print_grow(payload, report.failed)
+    sys.exit(payload["exit_code"])
+
+
+def _print_grow(payload: dict[str, Any], failed: list[LabResult]) -> None:
+    name = escape(payload["lab"])
+    if payload["refused"]:
+        out.print(f"[bold red]refused[/]: growing lab {name} to {escape(payload['fabric'])} would take away or"
+                  " change what runs; nothing was changed:")
+        for refusal in payload["refusals"][:20]:
+            out.print(f"  {escape(refusal)}")
+        if len(payload["refusals"]) > 20:
+            out.print(f"  ... and {len(payload['refusals']) - 20} more (use --json for all)")
+        return
+    out.print(f"lab {name}: {escape(payload['slice_before'])} -> {escape(payload['slice'])}")
+    for step in payload["steps"]:
+        out.print(f"  {escape(step)}")
+    kept = payload["existing_sessions"]
+    verdict = "[bold green]converged[/]" if payload["converged"] else "[bold red]NOT converged[/]"
+    out.print(f"{verdict} after {payload['converge_seconds']} s: {payload['sessions_established']}/"
+              f"{payload['sessions_expected']} sessions Established; existing sessions kept up (FRR's connection"
+              f" counters unchanged): {kept['kept_up']}, reset: {len(kept['reset'])}")
+    for line in kept["reset"][:20]:
+        out.print(f"[bold red]RESET[/] {escape(line)}")
+    _print_failures(failed)
 
 
 def _build(backend: LabBackend, plan: LabPlan, files: dict[str, dict[str, str]], timeout: float, name: str,
@@ -322,8 +387,8 @@ def list_command(as_json: bool) -> None:
 
 
 def _fabric_slice(fabric: str, name: str, zone: int | None, racks: int | None, ctsw: int | None,
-                  configs: Path | None, accept_edited: bool,
-                  as_json: bool) -> tuple[LabPlan, dict[str, dict[str, str]], dict[str, str]]:
+                  configs: Path | None, accept_edited: bool, as_json: bool,
+                  ctx: DesignContext | None = None) -> tuple[LabPlan, dict[str, dict[str, str]], dict[str, str]]:
     """The plan, its files, and the files of --configs used though edited ("device/file" -> why)."""
     try:
         check_lab_name(name)
@@ -331,7 +396,8 @@ def _fabric_slice(fabric: str, name: str, zone: int | None, racks: int | None, c
         fail(str(exc), as_json)
     if accept_edited and configs is None:
         fail("--accept-edited-configs is about the files of --configs DIR: give --configs DIR too", as_json)
-    _, ctx = load_checked(fabric, as_json, "the fabric must not be rendered")
+    if ctx is None:
+        _, ctx = load_checked(fabric, as_json, "the fabric must not be rendered")
     edited: dict[str, str] = {}
     try:
         plan, files = lab_inputs(name, ctx, SliceRequest(zone, racks, ctsw), configs, accept_edited, edited)

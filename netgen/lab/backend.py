@@ -187,7 +187,11 @@ class StatefulBackend:
     def _save(self) -> None:
         assert self._state is not None
         tmp = self.state_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self._state, indent=1))
+        # Owner-only: the plan in it holds each router's FRR config with its secrets filled in.
+        tmp.unlink(missing_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as stream:
+            stream.write(json.dumps(self._state, indent=1))
         tmp.replace(self.state_path)  # never a half-written state file, even if we crash here
 
     def plan(self) -> LabPlan:

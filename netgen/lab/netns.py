@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import shutil
 import time
 from collections.abc import Mapping, Sequence
@@ -42,7 +43,8 @@ from netgen.lab.backend import (
     stop_processes,
 )
 from netgen.lab.endpoints import stop_management
-from netgen.lab.plan import LabNode, LabPlan
+from netgen.lab.grow import GrowSteps, LabGrowth
+from netgen.lab.plan import LabInterface, LabLink, LabNode, LabPlan
 
 FRR_DIR = Path("/usr/lib/frr")
 STATE_FILE = "state.json"
@@ -180,20 +182,12 @@ class NetnsBackend(StatefulBackend):
         try:
             mark = time.monotonic()
             self._raise_neighbour_limits(len(plan.links))
-            stage("namespaces", 0, len(names))
-            _must(["ip", "-batch", "-"], "creating namespaces", "".join(f"netns add {ns}\n" for ns in names.values()))
-            for i, node in enumerate(plan.nodes.values(), 1):
-                sysctls = ROUTER_SYSCTLS if node.kind == "router" else HOST_SYSCTLS
-                _must(["ip", "netns", "exec", names[node.name], "sysctl", "-q", "-w",
-                       *(f"{k}={v}" for k, v in sysctls.items())], f"{node.name}: sysctl")
-                stage("namespaces", i, len(names))
+            self._add_namespaces(list(plan.nodes.values()), stage)
             stages["namespaces"] = time.monotonic() - mark
 
             mark = time.monotonic()
             stage("links", 0, len(plan.links))
-            batch = "".join(f"link add name {link.a_if} netns {names[link.a]} type veth peer name {link.b_if}"
-                            f" netns {names[link.b]}\n" for link in plan.links)
-            _must(["ip", "-batch", "-"], "creating veth links", batch)
+            self._add_links(plan.links)
             for node in plan.nodes.values():
                 _must(["ip", "-n", names[node.name], "-batch", "-"], f"{node.name}: interfaces and addresses",
                       self._interface_batch(node))
@@ -202,31 +196,13 @@ class NetnsBackend(StatefulBackend):
 
             mark = time.monotonic()
             routers = plan.routers()
-            done = 0
-            stage("routers", 0, len(routers))
-            with ThreadPoolExecutor(max_workers=4) as pool:
-                for name, pids in pool.map(self._start_router, routers):
-                    self._state["pids"][name] = pids
-                    self._save()
-                    done += 1
-                    stage("routers", done, len(routers))
-            self._save()
+            self._start_routers(routers, stage)
             stages["frr_start_and_config"] = time.monotonic() - mark
 
             mark = time.monotonic()
             self._state["lldp"] = {}
             (self.dir / "lldp").mkdir()
-            # lldpd runs lldpcli on each node's file before it starts sending (-O): set after the
-            # start, the interval raced lldpd's own start and left some agents silent after their
-            # first frame. Written here, before any agent starts (threads raced to create one file).
-            for node in plan.nodes.values():
-                (self.dir / "lldp" / f"{node.name}.conf").write_text(lldpd_config(node))
-            stage("lldp", 0, len(plan.nodes))
-            with ThreadPoolExecutor(max_workers=4) as pool:
-                for done, (name, pid) in enumerate(pool.map(lambda n: self._start_lldp(plan, n), plan.nodes), 1):
-                    self._state["lldp"][name] = pid
-                    stage("lldp", done, len(plan.nodes))
-            self._save()
+            self._start_lldps(plan, list(plan.nodes), stage)
             stages["lldp"] = time.monotonic() - mark
             self._state["status"] = "up"
             self._save()
@@ -236,22 +212,67 @@ class NetnsBackend(StatefulBackend):
         return BuildReport(lab=self.lab, backend=self.kind, nodes=len(plan.nodes), routers=len(routers),
                            links=len(plan.links), seconds=time.monotonic() - started, stages=stages)
 
+    def _add_namespaces(self, nodes: list[LabNode], stage: StageHook) -> None:
+        """The nodes' namespaces, each with its sysctls (the state names them already)."""
+        stage("namespaces", 0, len(nodes))
+        _must(["ip", "-batch", "-"], "creating namespaces",
+              "".join(f"netns add {self.namespace(node.name)}\n" for node in nodes))
+        for i, node in enumerate(nodes, 1):
+            sysctls = ROUTER_SYSCTLS if node.kind == "router" else HOST_SYSCTLS
+            _must(["ip", "netns", "exec", self.namespace(node.name), "sysctl", "-q", "-w",
+                   *(f"{k}={v}" for k, v in sysctls.items())], f"{node.name}: sysctl")
+            stage("namespaces", i, len(nodes))
+
+    def _add_links(self, links: Sequence[LabLink]) -> None:
+        if links:
+            _must(["ip", "-batch", "-"], "creating veth links",
+                  "".join(f"link add name {link.a_if} netns {self.namespace(link.a)} type veth peer name"
+                          f" {link.b_if} netns {self.namespace(link.b)}\n" for link in links))
+
+    def _start_routers(self, routers: list[LabNode], stage: StageHook) -> None:
+        assert self._state is not None
+        stage("routers", 0, len(routers))
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            for done, (name, pids) in enumerate(pool.map(self._start_router, routers), 1):
+                self._state["pids"][name] = pids
+                self._save()
+                stage("routers", done, len(routers))
+
+    def _start_lldps(self, plan: LabPlan, nodes: list[str], stage: StageHook) -> None:
+        assert self._state is not None
+        # lldpd runs lldpcli on each node's file before it starts sending (-O): set after the
+        # start, the interval raced lldpd's own start and left some agents silent after their
+        # first frame. Written here, before any agent starts (threads raced to create one file).
+        for name in nodes:
+            (self.dir / "lldp" / f"{name}.conf").write_text(lldpd_config(plan.nodes[name]))
+        stage("lldp", 0, len(nodes))
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            for done, (name, pid) in enumerate(pool.map(lambda n: self._start_lldp(plan, n), nodes), 1):
+                self._state["lldp"][name] = pid
+                stage("lldp", done, len(nodes))
+        self._save()
+
     @staticmethod
     def _interface_batch(node: LabNode) -> str:
         """What intfmgrd/vlanmgrd would do with the node's rendered interface tables."""
-        lines = ["link set lo up"]
-        for intf in node.interfaces:
+        lines = ["link set lo up", *NetnsBackend._interface_lines(node.interfaces)]
+        if node.gateway_v4:
+            lines.append(f"route add default via {node.gateway_v4}")
+        return "".join(line + "\n" for line in lines)
+
+    @staticmethod
+    def _interface_lines(interfaces: Sequence[LabInterface]) -> list[str]:
+        lines = []
+        for intf in interfaces:
             if intf.kind == "bridge":
                 lines.append(f"link add name {intf.name} type bridge")
             lines.append(f"link set {intf.name} mtu {intf.mtu}")
-        for intf in node.interfaces:
+        for intf in interfaces:
             if intf.bridge:
                 lines.append(f"link set {intf.name} master {intf.bridge}")
             lines += [f"addr add {prefix} dev {intf.name}" for prefix in intf.addresses]
             lines.append(f"link set {intf.name} {'up' if intf.up else 'down'}")
-        if node.gateway_v4:
-            lines.append(f"route add default via {node.gateway_v4}")
-        return "".join(line + "\n" for line in lines)
+        return lines
 
     def _daemons(self, node: LabNode) -> list[str]:
         daemons = ["zebra", "bgpd", "staticd"]
@@ -271,6 +292,7 @@ class NetnsBackend(StatefulBackend):
         # FRR drops privileges to frr: its directories must be its own and traversable.
         for path in (home, etc, run, log, etc / "frr.conf", etc / "vtysh.conf", etc / ZEBRA_LAB_CONF):
             shutil.chown(path, "frr", "frr")
+        (etc / "frr.conf").chmod(0o640)  # it holds the BGP session key
         for path in (self.dir / "nodes", home):
             path.chmod(0o755)
         common = ["-d", "-F", "datacenter", "-u", "frr", "-g", "frr", "-P", "0"]
@@ -363,6 +385,101 @@ class NetnsBackend(StatefulBackend):
                 self._state["sysctl_restore"][key] = str(current)
                 self._save()
                 _write_sysctl(key, str(wanted))
+
+    # --- grow ---------------------------------------------------------------------------------
+    def grow(self, plan: LabPlan, growth: LabGrowth, progress: StageHook | None = None) -> GrowSteps:
+        """Grow the running lab to `plan` as `growth` (netgen/lab/grow.py) says, in the order of
+        `netgen grow`: the new nodes first (namespaces, cables, addresses, FRR, lldpd), then each
+        existing router that gains ports, its new ports addressed as intfmgrd would and lldpd told
+        about them, then its new FRR config loaded with `frr-reload.py --reload`, the way the SONiC
+        deploy loads one (netgen/nos/sonic/driver.py): only the difference is applied, so the
+        sessions it keeps are not touched. Write-ahead as `build`: the state names every new
+        namespace before it exists, so `lab down` removes them whatever happens. A failure stops
+        there (nothing is undone) and the error names the steps already taken."""
+        state = self.state()
+        if state.get("status") != "up":
+            raise LabError(f"lab {self.lab!r} is {state.get('status')!r}, not up: `netgen lab down --name"
+                           f" {self.lab}` and build it again")
+        taken = sorted({self.namespace(n) for n in growth.new_nodes} & existing_namespaces())
+        if taken:
+            raise LabError(f"namespace(s) {', '.join(taken[:3])} already exist; nothing was changed")
+        steps = GrowSteps()
+
+        def stage(label: str, done: int, total: int) -> None:
+            if progress:
+                progress(label, done, total)
+
+        state["namespaces"] = sorted({*state["namespaces"], *(self.namespace(n) for n in growth.new_nodes)})
+        state["status"] = "growing"
+        self._save()
+        try:
+            self._raise_neighbour_limits(len(plan.links))
+            new_nodes = [plan.nodes[n] for n in growth.new_nodes]
+            self._add_namespaces(new_nodes, stage)
+            self._add_links(growth.new_links)
+            for node in new_nodes:
+                _must(["ip", "-n", self.namespace(node.name), "-batch", "-"],
+                      f"{node.name}: interfaces and addresses", self._interface_batch(node))
+            steps.done.append(f"{len(new_nodes)} node(s) and {len(growth.new_links)} cable(s) added")
+            new_routers = [n for n in new_nodes if n.kind == "router"]
+            self._start_routers(new_routers, stage)
+            steps.done.append(f"FRR started on {', '.join(n.name for n in new_routers) or 'no new router'}")
+            self._start_lldps(plan, growth.new_nodes, stage)
+            for name, ports in growth.new_ports.items():
+                _must(["ip", "-n", self.namespace(name), "-batch", "-"], f"{name}: new ports",
+                      "".join(line + "\n" for line in self._interface_lines(ports)))
+                self._lldp_add_ports(plan, name, ports)
+                steps.done.append(f"{name}: {len(ports)} new port(s) addressed")
+            stage("FRR reloads", 0, len(growth.reloaded))
+            for i, name in enumerate(growth.reloaded, 1):
+                self._reload_frr(plan.nodes[name])
+                steps.done.append(f"{name}: FRR config reloaded")
+                stage("FRR reloads", i, len(growth.reloaded))
+        except (LabError, OSError) as exc:
+            state["status"] = "up"  # the old plan still describes every node it names
+            self._save()
+            done = "; ".join(steps.done) or "nothing"
+            raise LabError(f"growing the lab stopped: {exc}. Done before it: {done}. `netgen lab down --name"
+                           f" {self.lab}` removes all of it") from None
+        state["plan"] = plan.model_dump(mode="json")
+        state["status"] = "up"
+        self._save()
+        return steps
+
+    def _lldp_add_ports(self, plan: LabPlan, node: str, ports: Sequence[LabInterface]) -> None:
+        """lldpd of an existing node listens on its new ports too, with the port IDs its NOS sends
+        (lldpcli(8): `configure system interface pattern` is lldpd's -I at run time)."""
+        socket = self.lldp_socket(node)
+        if not socket.exists():
+            return
+        interfaces = sorted({link.a_if for link in plan.links if link.a == node}
+                            | {link.b_if for link in plan.links if link.b == node})
+        commands = [f"configure system interface pattern {','.join(interfaces)}"]
+        commands += [line for line in lldpd_config(plan.nodes[node]).splitlines()
+                     if line.startswith("configure ports ") and line.split()[2] in {p.name for p in ports}]
+        for command in commands:
+            _must(["lldpcli", "-u", str(socket), *shlex.split(command)], f"{node}: lldpcli {command}")
+
+    def _reload_frr(self, node: LabNode) -> None:
+        """The node's new frr.conf in place, loaded by FRR's own frr-reload.py (it applies only the
+        difference to the running config; its log goes to stdout, not /var/log/frr)."""
+        pids = self.state()["pids"].get(node.name)
+        if not pids:
+            raise LabError(f"{node.name}: no FRR running")
+        conf = self.dir / "nodes" / node.name / "etc" / "frr.conf"
+        conf.write_text(node.frr_conf or "")
+        shutil.chown(conf, "frr", "frr")
+        conf.chmod(0o640)
+        result = _run(self._enter(pids["zebra"], [str(FRR_DIR / "frr-reload.py"), "--reload", "--stdout",
+                                                  "/etc/frr/frr.conf"]), timeout=120)
+        if not result.ok:
+            raise LabError(f"{node.name}: frr-reload.py failed: {(result.stdout + result.stderr).strip()[-800:]}")
+        # frr-reload.py removes what the file does not hold, the lab-only zebra setting included: set it again
+        settings = [line for line in ZEBRA_LAB_SETTINGS.splitlines() if line and not line.startswith("!")]
+        vtysh = ["vtysh", "-c", "configure terminal", *(arg for line in settings for arg in ("-c", line))]
+        result = _run(self._enter(pids["zebra"], vtysh), timeout=60)
+        if not result.ok:
+            raise LabError(f"{node.name}: the lab's zebra setting: {(result.stdout + result.stderr).strip()[-300:]}")
 
     # --- use ----------------------------------------------------------------------------------
     def exec(self, node: str, argv: Sequence[str], timeout: float = 30.0) -> ExecResult:

@@ -95,25 +95,6 @@ class LabSession(_Frozen):
         return f"{self.a} {self.a_ip} <-> {self.b} {self.b_ip} ({self.afi})"
 
 
-class LabPlan(_Frozen):
-    lab: str
-    fabric: str
-    slice: str  # human description of the slice
-    nodes: dict[str, LabNode]
-    links: tuple[LabLink, ...]
-    sessions: tuple[LabSession, ...]
-    sessions_outside: int  # rendered sessions whose peer is not in the slice (not expected up)
-
-    def routers(self, role: str | None = None) -> list[LabNode]:
-        return [n for n in self.nodes.values() if n.kind == "router" and (role is None or n.role == role)]
-
-    def hosts(self) -> list[LabNode]:
-        return [n for n in self.nodes.values() if n.kind == "host"]
-
-
-# --- slicing -------------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class SliceRequest:
     zone: int | None = None  # one zone (no ATSW layer), or every zone plus the ATSW layer
@@ -128,6 +109,26 @@ class SliceRequest:
         if self.ctsw is not None:
             parts.append(f"first {self.ctsw} CTSW(s)")
         return ", ".join(parts)
+
+
+class LabPlan(_Frozen):
+    lab: str
+    fabric: str
+    slice: str  # human description of the slice
+    nodes: dict[str, LabNode]
+    links: tuple[LabLink, ...]
+    sessions: tuple[LabSession, ...]
+    sessions_outside: int  # rendered sessions whose peer is not in the slice (not expected up)
+    request: SliceRequest | None = None  # the slice asked for (`lab grow` widens it or keeps it)
+
+    def routers(self, role: str | None = None) -> list[LabNode]:
+        return [n for n in self.nodes.values() if n.kind == "router" and (role is None or n.role == role)]
+
+    def hosts(self) -> list[LabNode]:
+        return [n for n in self.nodes.values() if n.kind == "host"]
+
+
+# --- slicing -------------------------------------------------------------------------------------
 
 
 def select_devices(topology: Topology, request: SliceRequest) -> list[Device]:
@@ -219,4 +220,4 @@ def build_plan(lab: str, ctx: DesignContext, request: SliceRequest, facts: Mappi
                 for s in topo.sessions if s.lower_device in inside and s.upper_device in inside]
     touching = sum(1 for s in topo.sessions if (s.lower_device in inside) != (s.upper_device in inside))
     return LabPlan(lab=lab, fabric=ctx.fabric.name, slice=request.describe(), nodes=nodes, links=tuple(links),
-                   sessions=tuple(sessions), sessions_outside=touching)
+                   sessions=tuple(sessions), sessions_outside=touching, request=request)

@@ -79,6 +79,7 @@ JSON_CASES = {
     "lab export": (["lab", "export", str(SMALL), "-o", "{tmp}/clab", "--name", "Not-A-Name"], 2),
     "lab verify": (["lab", "verify", "--name", "nosuchlab"], 2),
     "lab down": (["lab", "down", "--name", "nosuchlab"], 2),
+    "lab grow": (["lab", "grow", str(SMALL), "--name", "nosuchlab"], 2),
     "lab list": (["lab", "list"], 0),
     "drain": (["drain", str(SMALL), "no-such-switch"], 2),
     "grow": (["grow", str(SMALL), "--from", str(SMALL)], 0),

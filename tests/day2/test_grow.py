@@ -5,27 +5,18 @@ switch removed) and a renumbered fabric pool (every session replaced)."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.conftest import SMALL, run_cli
+from tests.support.fabrics import edited_small, one_more_rack
 
 pytestmark = pytest.mark.render
 
 
 def _fabric(tmp_path: Path, edit) -> Path:
-    folder = tmp_path / "grown"
-    folder.mkdir()
-    for item in SMALL.parent.glob("*.yaml"):
-        shutil.copy(item, folder / item.name)
-    shutil.copytree(SMALL.parent / "secrets", folder / "secrets")
-    data = yaml.safe_load((folder / "fabric.yaml").read_text())
-    edit(data)
-    (folder / "fabric.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
-    return folder / "fabric.yaml"
+    return edited_small(tmp_path / "grown", edit)
 
 
 def _grow(fabric: Path) -> tuple[int, dict]:
@@ -34,14 +25,8 @@ def _grow(fabric: Path) -> tuple[int, dict]:
     return result.exit_code, json.loads(result.stdout)
 
 
-def _one_more_rack(data: dict) -> None:
-    for zone in data["zones"]:
-        zone["racks"] = 5
-    data["aggregation"]["expected_oversubscription"] = "1:10"  # 20 x 400G down, 2 up per CTSW
-
-
-def test_one_more_rack_per_zone_new_switches_first_then_only_the_ctsws_that_gain_its_sessions(tmp_path):
-    code, plan = _grow(_fabric(tmp_path, _one_more_rack))
+def testone_more_rack_per_zone_new_switches_first_then_only_the_ctsws_that_gain_its_sessions(tmp_path):
+    code, plan = _grow(_fabric(tmp_path, one_more_rack))
     assert code == 0 and plan["refused"] is False, plan
     assert plan["new"] == ["z01-rtsw005", "z02-rtsw005"] and plan["removed"] == []
     ctsws = [f"z0{z}-ctsw0{c}" for z in (1, 2) for c in range(1, 5)]
