@@ -123,8 +123,8 @@ def findings_of(path: Path) -> list[Finding]:
 # at once would race on the host's interface list, which their teardown checks. (xdist's loadgroup,
 # which reads groups from markers, does not group with pytest 9: it renames the test ids it sends.)
 NETNS_MODULES = frozenset({"tests/lab/test_netns_lab.py", "tests/lab/test_drain_traffic.py",
-                           "tests/deploy/test_deploy_sonic.py", "tests/deploy/test_deploy_lost_confirm_sonic.py",
-                           "tests/deploy/test_sonic_endpoint.py"})
+                           "tests/lab/test_lab_grow.py", "tests/deploy/test_deploy_sonic.py",
+                           "tests/deploy/test_deploy_lost_confirm_sonic.py", "tests/deploy/test_sonic_endpoint.py"})
 
 
 class ModuleScheduler:
