@@ -99,7 +99,8 @@ def _run(fabric: str | None, undrain: bool, params: dict[str, Any]) -> None:
     fabric, targets = _fabric_and_rest(fabric, tuple(params["targets"]), as_json)
     loaded, ctx = load_checked(fabric, as_json, "fix them before draining")
     if not targets:
-        fail("give the switches: TARGET... (names, globs, role:ctsw or zone:2 tokens, comma-separated)", as_json)
+        fail("give the switches or links: TARGET... (names, globs, role:ctsw or zone:2 tokens, comma-separated;"
+             " a link as A:PORT--B:PORT, or A--B for every link between two switches)", as_json)
     if params["force"] is not None and not params["force"].strip():
         fail("--force needs a reason: it goes into the journal beside the maintenance bound it breaks", as_json)
     request = DrainRequest(targets, undrain, params["why"], params["force"], params["dry_run"],
@@ -177,7 +178,7 @@ def _print(report: DrainReport) -> None:
 @_options
 @json_option
 def drain_command(fabric: str | None, **params: Any) -> None:
-    """Drain switches gracefully: capacity guard, Slurm first, then each switch, read back."""
+    """Drain switches or links gracefully: capacity guard, Slurm, each switch, read back."""
     _run(fabric, False, params)
 
 
@@ -186,7 +187,7 @@ def drain_command(fabric: str | None, **params: Any) -> None:
 @_options
 @json_option
 def undrain_command(fabric: str | None, **params: Any) -> None:
-    """Put drained switches back in service, read back; then resume their hosts in Slurm."""
+    """Put drained switches or links back in service, read back; then resume Slurm hosts."""
     _run(fabric, True, params)
 
 

@@ -1,7 +1,8 @@
 """`netgen drain TARGET` / `netgen undrain TARGET`: take switches out of service gracefully and put
 them back, with the capacity guard before anything moves and the scheduler told first.
 
-    resolve    the switches TARGET names (day2/targets.py); a link drain is refused for now
+    resolve    the switches and links TARGET names (day2/targets.py); a link is drained at both ends,
+               on the BGP sessions it carries only (Driver.drain_sessions)
     read       the drain state of every switch the guard needs, from the switches themselves: the
                targets and, when a spine is among them, every CTSW of their zones and every ATSW
                (read_set; an undrain, never refused, reads its targets only). A switch that cannot
@@ -12,7 +13,8 @@ them back, with the capacity guard before anything moves and the scheduler told 
     scheduler  drain: the Slurm nodes under the RTSW targets are drained (scontrol) and waited on
                until no job runs on them; undrain: resumed after the switches read back undrained
     change     each target's NOS driver drains (or undrains) it and reads it back (Driver.drain,
-               drain_state): running and saved config alike
+               drain_state): running and saved config alike; each end of a target link its sessions
+               over that link (Driver.drain_sessions)
     journal    every step, before it is taken, in `drain/<change id>.jsonl` of netgen's state
                directory (the operator's reason and a --force reason with it)
 
@@ -45,11 +47,13 @@ from netgen.scheduler import drain as slurm_drain
 from netgen.topology.model import Role, Topology
 
 DEFAULT_JOB_WAIT_S = 3600.0  # how long a drain waits for the jobs on an RTSW's hosts to end
+# A link drain's actions start so ("sessions drained", ...): the journal never takes them for a switch's
+SESSIONS = "sessions "
 
 
 class DrainError(Exception):
-    """A drain that cannot be asked as given (a link target for now, a reason Slurm would not keep):
-    exit 2, the message says what to change."""
+    """A drain that cannot be asked as given (a target that names nothing, a reason Slurm would not
+    keep): exit 2, the message says what to change."""
 
 
 @dataclass(frozen=True)
@@ -77,12 +81,15 @@ class SwitchResult:
     after: DrainReadback | None = None
     error: str = ""
 
+    sessions: tuple[str, ...] = ()  # a link drain's: the peers of this switch's sessions over the links
+
     @property
     def ok(self) -> bool:
-        return self.action.startswith(("drained", "undrained", "already"))
+        return self.action.removeprefix(SESSIONS).startswith(("drained", "undrained", "already"))
 
     def as_dict(self) -> dict[str, Any]:
         return {"device": self.device, "nos": self.nos, "action": self.action, "ok": self.ok,
+                "sessions": list(self.sessions),
                 "before": self.before.as_dict() if self.before else None,
                 "after": self.after.as_dict() if self.after else None, "error": self.error}
 
@@ -168,10 +175,10 @@ def read_set(topology: Topology, targets: DrainSet, undrain: bool = False) -> li
     capacity._zone_spine), so an RTSW drain reads only its targets; an undrain is never refused, so
     it reads only its targets too."""
     devices = topology.devices
-    if undrain:
-        return [name for name in devices if name in targets.devices]
     ends = {end.device for link in topology.links if link.key in targets.links for end in (link.lower, link.upper)}
-    wanted = set(targets.devices)
+    if undrain:
+        return [name for name in devices if name in targets.devices | ends]
+    wanted = set(targets.devices) | ends
     if any(devices[name].role in (Role.CTSW, Role.ATSW) for name in targets.devices | ends):
         zones = {devices[name].zone for name in targets.devices | ends}
         wanted |= {name for name, device in devices.items()
@@ -179,18 +186,38 @@ def read_set(topology: Topology, targets: DrainSet, undrain: bool = False) -> li
     return [name for name in devices if name in wanted]
 
 
-def resolve_targets(ctx: DesignContext, targets: tuple[str, ...], links: bool = False) -> DrainSet:
-    """The switches (and with `links`, the links) the targets name; DrainError for a link when
-    `links` is off (a link drain is judged by the guard, not built on devices yet) or a target that
-    names nothing (TargetError's message, with the closest names)."""
+def resolve_targets(ctx: DesignContext, targets: tuple[str, ...]) -> DrainSet:
+    """The switches and links the targets name; DrainError for a target that names nothing
+    (TargetError's message, with the closest names)."""
     try:
-        chosen = resolve(ctx.topology, targets)
+        return resolve(ctx.topology, targets)
     except TargetError as exc:
         raise DrainError(str(exc)) from None
-    if chosen.links and not links:
-        raise DrainError("a link drain is not built on devices yet (`--dry-run` judges what it would leave);"
-                         " drain one of its switches instead")
-    return chosen
+
+
+def session_peers(topology: Topology, links: frozenset[str]) -> dict[str, dict[str, str]]:
+    """switch -> {peer address of one of its sessions over `links` -> the link's key}: each end of a
+    link drains the sessions to the other end (IPv4 and IPv6, as the link carries them)."""
+    peers: dict[str, dict[str, str]] = {}
+    for link in topology.links:
+        if link.key not in links:
+            continue
+        for end, other in ((link.lower, link.upper), (link.upper, link.lower)):
+            addresses = [other.ipv4.ip, *([other.ipv6.ip] if other.ipv6 is not None and end.ipv6 is not None else [])]
+            for address in addresses:
+                peers.setdefault(end.device, {})[str(address)] = link.key
+    return peers
+
+
+def _links_out(topology: Topology, read: dict[str, DrainReadback]) -> frozenset[str]:
+    """The links whose sessions either end reads back drained (running or saved)."""
+    out = set()
+    every = frozenset(link.key for link in topology.links)
+    for device, by_peer in session_peers(topology, every).items():
+        seen = read.get(device)
+        if seen is not None:
+            out |= {key for peer, key in by_peer.items() if peer in seen.peers}
+    return frozenset(out)
 
 
 ReadHook = Callable[[str], None]
@@ -220,34 +247,52 @@ def _read_states(target: DeployTarget, names: list[str], options: DeployOptions,
     return read, unreadable
 
 
+def _sessions_as_asked(seen: DrainReadback, peers: frozenset[str], undrain: bool) -> bool:
+    if undrain:
+        return not (seen.peers & peers)
+    return peers <= seen.peers_running and peers <= seen.peers_saved
+
+
 def _change(target: DeployTarget, names: list[str], options: DeployOptions, undrain: bool, journal: Journal,
-            workers: int | None, progress: ReadHook | None) -> list[SwitchResult]:
+            workers: int | None, progress: ReadHook | None,
+            sessions: dict[str, tuple[str, ...]] | None = None) -> list[SwitchResult]:
+    """Each switch of `names` drained (undrained) whole, or, when `sessions` names it, only its sessions
+    with those peers (a link's end)."""
     topology = target.ctx.topology
-    results = {name: SwitchResult(name, topology.devices[name].nos) for name in names}
+    sessions = sessions or {}
+    results = {name: SwitchResult(name, topology.devices[name].nos, sessions=sessions.get(name, ()))
+               for name in names}
     word = "undrain" if undrain else "drain"
 
     def task(task: Task) -> Result:
         result = results[task.host.name]
         device = topology.devices[result.device]
+        peers = frozenset(result.sessions)
+        prefix = SESSIONS if peers else ""
         try:
             driver = connect_driver(task, device, target.files[device.name], options)
             result.before = driver.drain_state()
-            if result.before.state is (not undrain):
-                result.action, result.after = f"already {word}ed", result.before
+            if (_sessions_as_asked(result.before, peers, undrain) if peers else result.before.state is (not undrain)):
+                result.action, result.after = f"{prefix}already {word}ed", result.before
             else:
-                journal.write(device.name, f"{word}ing", before=result.before.as_dict())
-                (driver.undrain if undrain else driver.drain)()
+                journal.write(device.name, f"{prefix}{word}ing", sessions=sorted(peers),
+                              before=result.before.as_dict())
+                if peers:
+                    (driver.undrain_sessions if undrain else driver.drain_sessions)(sorted(peers))
+                else:
+                    (driver.undrain if undrain else driver.drain)()
                 result.after = driver.drain_state()
-                done = result.after.state is (not undrain)
-                result.action = f"{word}ed" if done else "failed"
+                done = _sessions_as_asked(result.after, peers, undrain) if peers else \
+                    result.after.state is (not undrain)
+                result.action = f"{prefix}{word}ed" if done else "failed"
                 if not done:
                     result.error = f"read back {drain_word(result.after.state)}: {result.after.detail}"
         except Exception as exc:
             result.action, result.error = "failed", f"{type(exc).__name__}: {exc}"[:500]
         finally:
             disconnect(task)
-        journal.write(device.name, result.action, after=result.after.as_dict() if result.after else None,
-                      error=result.error)
+        journal.write(device.name, result.action, sessions=sorted(peers),
+                      after=result.after.as_dict() if result.after else None, error=result.error)
         if progress:
             progress(device.name)
         return Result(host=task.host, result=result.action, failed=not result.ok)
@@ -262,9 +307,10 @@ def _guard(ctx: DesignContext, report: DrainReport) -> CapacityReport:
     undrained counts as drained."""
     out_now = frozenset(name for name in report.read if report.read[name].state is not False) \
         | frozenset(report.unreadable)
-    before = DrainSet(out_now)
+    before = DrainSet(out_now, _links_out(ctx.topology, report.read))
     targets = report.targets
-    after = DrainSet(out_now - targets.devices) if report.request.undrain else before | targets
+    after = DrainSet(out_now - targets.devices, before.links - targets.links) if report.request.undrain \
+        else before | targets
     return assess(ctx.topology, ctx.fabric.maintenance, before, after)
 
 
@@ -312,7 +358,7 @@ def run_drain(target: DeployTarget, request: DrainRequest, workers: int | None =
     ctx = target.ctx
     hooks = hooks or DrainHooks()
     change_id = request.change_id or new_change_id()
-    report = DrainReport(request, change_id, resolve_targets(ctx, request.targets, links=request.dry_run))
+    report = DrainReport(request, change_id, resolve_targets(ctx, request.targets))
     options = DeployOptions(change_id=change_id, command_timeout_s=target.deploy.ssh.command_timeout_s,
                             ownership=target.ownership())
     report.read, report.unreadable = _read_states(target, read_set(ctx.topology, report.targets, request.undrain),
@@ -333,6 +379,11 @@ def run_drain(target: DeployTarget, request: DrainRequest, workers: int | None =
             return report
     names = [n for n in ctx.topology.devices if n in report.targets.devices]
     report.switches = _change(target, names, options, request.undrain, journal, workers, hooks.changed)
+    ends = {device: tuple(sorted(peers)) for device, peers in
+            session_peers(ctx.topology, report.targets.links).items()}
+    if ends:
+        report.switches += _change(target, [n for n in ctx.topology.devices if n in ends], options, request.undrain,
+                                   journal, workers, hooks.changed, ends)
     if request.undrain:
         _hosts_after(ctx, report, journal)
     journal.write(None, "done", ok=report.ok)
@@ -344,7 +395,7 @@ def drain(ctx: DesignContext, fabric_file: Path, request: DrainRequest, *, crede
           hooks: DrainHooks | None = None) -> DrainReport:
     """`netgen drain` / `netgen undrain`: the switches to read and change, reached as deploy.yaml
     says (TargetError for what stops a deploy too), then run_drain."""
-    names = read_set(ctx.topology, resolve_targets(ctx, request.targets, links=request.dry_run), request.undrain)
+    names = read_set(ctx.topology, resolve_targets(ctx, request.targets), request.undrain)
     target = prepare_target(ctx, fabric_file, limit=",".join(names), credentials_file=credentials_file,
                             known_hosts=known_hosts, verify_host_keys=verify_host_keys, changes=False)
     return run_drain(target, request, workers, hooks)
@@ -363,4 +414,5 @@ __all__ = [
     "read_set",
     "resolve_targets",
     "run_drain",
+    "session_peers",
 ]

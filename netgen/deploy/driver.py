@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, cast
 
@@ -98,15 +98,24 @@ class DrainReadback:
     running: bool | None
     saved: bool | None
     detail: str
+    # the BGP sessions (peer addresses) a link drain holds out of service, in what it runs and boots with
+    peers_running: frozenset[str] = frozenset()
+    peers_saved: frozenset[str] = frozenset()
 
     @property
     def state(self) -> bool | None:
         """The switch's drain: what it runs and boots with alike, else None."""
         return self.running if self.running == self.saved else None
 
+    @property
+    def peers(self) -> frozenset[str]:
+        """The sessions link-drained in what it runs or in what it boots with (either counts)."""
+        return self.peers_running | self.peers_saved
+
     def as_dict(self) -> dict[str, Any]:
         return {"state": drain_word(self.state), "running": drain_word(self.running),
-                "saved": drain_word(self.saved), "detail": self.detail}
+                "saved": drain_word(self.saved), "detail": self.detail,
+                "drained_sessions": {"running": sorted(self.peers_running), "saved": sorted(self.peers_saved)}}
 
 
 class Connection(Protocol):
@@ -208,13 +217,23 @@ class Driver(Protocol):
         """Remove exactly what drain() added, running and saved. Repeat-safe."""
         ...
 
+    def drain_sessions(self, peers: Sequence[str]) -> None:
+        """Drain these BGP sessions only (a link's, `netgen drain A--B`): the neighbours at their
+        other end stop choosing this switch over them, running and saved. Repeat-safe."""
+        ...
+
+    def undrain_sessions(self, peers: Sequence[str]) -> None:
+        """Remove exactly what drain_sessions(peers) added, running and saved. Repeat-safe."""
+        ...
+
     def serial(self) -> str:
         """The switch's serial number, as it reports it ("" when it reports none)."""
         ...
 
-    def keep_drained(self) -> None:
-        """From now on the intended config is the rendered one with the drain: a deploy to a drained
-        switch (--keep-drained) and the remaining-diff check leave its drain as it is."""
+    def keep_drained(self, seen: DrainReadback) -> None:
+        """From now on the intended config is the rendered one with the drain `seen` read (the
+        switch's, its drained sessions'): a deploy to a drained switch (--keep-drained) and the
+        remaining-diff check leave its drain as it is."""
         ...
 
 

@@ -209,15 +209,16 @@ def drain_precheck(driver: Driver, keep: bool,
     has no drain: refused, unless `keep` (--keep-drained), which puts the drain into what is pushed
     (Driver.keep_drained) so the switch stays drained. Read from the switch, as every check."""
     seen = driver.drain_state()
-    if seen.running is False and seen.saved is False:
+    if seen.running is False and seen.saved is False and not seen.peers:
         return CheckResult("drain", driver.name, Outcome.PASS, "not drained")
-    word = drain_word(seen.state)
+    word = drain_word(seen.state) if seen.running is not False or seen.saved is not False else \
+        f"sessions drained ({', '.join(sorted(seen.peers))})"
     if keep:
-        driver.keep_drained()
+        driver.keep_drained(seen)
         return CheckResult("drain", driver.name, Outcome.PASS, f"{word}: {kept}")
     return CheckResult("drain", driver.name, Outcome.FAIL,
                        f"{word} ({seen.detail}): pushing its rendered config would undrain it; `netgen undrain"
-                       f" {driver.name}` first, or --keep-drained to keep the drain through the change")
+                       f" {driver.name}` (or the link) first, or --keep-drained to keep the drain through the change")
 
 
 def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: DeployOptions,

@@ -159,7 +159,7 @@ def _bgp_of(config: str) -> tuple[int | None, set[str]]:
         if found and asn is None:  # the default instance: the first one written
             asn = int(found.group(1))
         found = _OUT_MAP.match(line)
-        if found:
+        if found and not found.group(1).startswith(LINK_WRAPPER_PREFIX):  # a link drain's: see below
             maps.add(found.group(1))
     return asn, maps
 
@@ -213,3 +213,250 @@ def drained_state(running_config: str) -> bool | None:
         entry = entries.get((name, DRAIN_SEQ))
         states.add(None if entry is not None and entry != drain_entry else entry is not None)
     return states.pop() if len(states) == 1 else None
+
+
+# --- links: some sessions of a router --------------------------------------------------------------
+# `netgen drain A:p--B:q` drains the sessions of one cable, at both ends, each end for its own traffic:
+# the routes it learns over those sessions get a lower local preference, so BGP's best-path step 2
+# (local preference, before AS-path length) takes that cable out of the router's ECMP set while the
+# session, and its routes as a fallback, stay. With both ends drained no traffic enters the cable.
+# Why inbound and not the switch drain's outbound prepend: a per-session outbound policy on a peer
+# group member is exactly what several BGP implementations refuse or ignore (Brocade/Foundry and
+# JUNOSe document it; Aruba lets the group's outbound map win), while a member's own inbound policy
+# overriding its group's is the classic peer-group rule (docs/developer/drain-sources.md, "Link
+# drain"). On FRR each drained session gets an inbound route-map of its own in its address family,
+# a wrapper that sets the local preference and then `call`s the map the session used (its own, or
+# its group's): FRR applies the wrapper's set, then the called map, whose deny still denies
+# (https://docs.frrouting.org/en/latest/routemap.html, "Route Map Call Command"; lib/routemap.c
+# route_map_apply_ext, frr-8.4.4). Undrain gives the session its map back; `clear bgp X soft in`
+# asks the peer to re-send (route refresh) so the change applies at once.
+
+LINK_WRAPPER_PREFIX = "NG-LINK-DRAIN-"
+LINK_LOCAL_PREF = 50  # below every path's default 100 (FRR and EOS alike): out of the ECMP set, kept as a fallback
+LINK_TEMPLATE = "frr-link-drain.j2"
+_AF = re.compile(r"^ address-family (ipv4|ipv6) unicast\s*$")
+_MEMBER = re.compile(r"^ neighbor (\S+) peer-group (\S+)\s*$")
+_AF_IN = re.compile(r"^  neighbor (\S+) route-map (\S+) in\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class LinkSession:
+    """One session a link drain edits: its peer, address family, the inbound route-map it uses now
+    (its own or its group's) and whether that map is its own (`neighbor PEER route-map M in`)."""
+
+    peer: str
+    afi: str
+    route_map: str
+    own: bool
+
+    @property
+    def wrapper(self) -> str:
+        return LINK_WRAPPER_PREFIX + self.route_map
+
+
+@dataclass(frozen=True, slots=True)
+class LinkDrainScope:
+    asn: int
+    sessions: tuple[LinkSession, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _LinkDrainView:
+    drain: bool
+    asn: int
+    seq: int
+    local_pref: int
+    wrappers: tuple[tuple[str, str], ...]  # (wrapper, the map it calls)
+    families: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]  # (afi, ((peer, the line's map), ...))
+    unused: tuple[str, ...]  # wrappers no drained session uses after an undrain
+    file: bool
+
+
+def _bgp_layout(config: str) -> tuple[dict[str, str], dict[tuple[str, str], str]]:
+    """(peer -> its peer group), ((address family, neighbor or group) -> its inbound route-map), from
+    `router bgp` as FRR writes it and as netgen renders it."""
+    groups: dict[str, str] = {}
+    in_maps: dict[tuple[str, str], str] = {}
+    afi: str | None = None
+    in_bgp = False
+    for line in config.splitlines():
+        if _ROUTER_BGP.match(line):
+            in_bgp = True
+            continue
+        if in_bgp and line and not line.startswith(" "):  # `exit` (or the next section) ends it
+            in_bgp, afi = False, None
+            continue
+        if not in_bgp:
+            continue
+        found = _MEMBER.match(line)
+        if found:
+            groups[found.group(1)] = found.group(2)
+        found = _AF.match(line)
+        if found:
+            afi = found.group(1)
+        elif line.strip() == "exit-address-family":
+            afi = None
+        found = _AF_IN.match(line)
+        if found and afi is not None:
+            in_maps[(afi, found.group(1))] = found.group(2)
+    return groups, in_maps
+
+
+def _family(peer: str) -> str:
+    return "ipv6" if ":" in peer else "ipv4"
+
+
+def _session(peer: str, groups: dict[str, str], in_maps: dict[tuple[str, str], str]) -> LinkSession:
+    if peer not in groups:
+        raise ValueError(f"no BGP session with {peer}")
+    afi = _family(peer)
+    own = in_maps.get((afi, peer))
+    if own is not None and own.startswith(LINK_WRAPPER_PREFIX):  # drained already: the map it wraps
+        called = own.removeprefix(LINK_WRAPPER_PREFIX)
+        return LinkSession(peer, afi, called, in_maps.get((afi, groups[peer])) != called)
+    if own is not None:
+        return LinkSession(peer, afi, own, True)
+    group_map = in_maps.get((afi, groups[peer]))
+    if group_map is None:
+        raise ValueError(f"neither {peer} nor its peer group {groups[peer]} takes routes through a route-map in"
+                         f" {afi} unicast")
+    return LinkSession(peer, afi, group_map, False)
+
+
+def link_scope_of_config(config: str, peers: tuple[str, ...]) -> LinkDrainScope:
+    """The link drain's scope for `peers` on a router, read off its config; ValueError naming a peer
+    that is not a session of it, or that takes routes through no route-map."""
+    asn, _ = _bgp_of(config)
+    if asn is None:
+        raise ValueError("the FRR config has no `router bgp` instance to drain")
+    groups, in_maps = _bgp_layout(config)
+    return LinkDrainScope(asn, tuple(_session(peer, groups, in_maps) for peer in peers))
+
+
+def _link_render(scope: LinkDrainScope, drain: bool, file: bool, still_used: frozenset[str] = frozenset()) -> str:
+    wrappers = tuple(sorted({(s.wrapper, s.route_map) for s in scope.sessions}))
+    families = tuple((afi, tuple((s.peer, s.wrapper if drain else s.route_map) for s in scope.sessions
+                                 if s.afi == afi and (drain or s.own)))
+                     for afi in ("ipv4", "ipv6"))
+    removed = tuple((afi, tuple((s.peer, s.wrapper) for s in scope.sessions if s.afi == afi and not s.own))
+                    for afi in ("ipv4", "ipv6"))
+    view = _LinkDrainView(drain, scope.asn, DRAIN_SEQ, LINK_LOCAL_PREF, wrappers,
+                          tuple((afi, lines) for afi, lines in families if lines),
+                          tuple(w for w, _ in wrappers if w not in still_used), file)
+    return template_env(TEMPLATES).get_template(LINK_TEMPLATE).render(
+        d=view, removed=tuple((afi, lines) for afi, lines in removed if lines) if not drain else ())
+
+
+def link_drain_commands(scope: LinkDrainScope) -> list[str]:
+    """The vtysh lines that drain the scope's sessions (one `vtysh -c` each, in order)."""
+    return [line.strip() for line in _link_render(scope, True, False).splitlines() if line.strip()]
+
+
+def link_undrain_commands(scope: LinkDrainScope, running_config: str) -> list[str]:
+    """The vtysh lines that give each of the scope's sessions its own inbound map back (its own line
+    set again, or the wrapper's removed so its group's applies); a wrapper another drained session of
+    the router still uses stays."""
+    leaving = {s.peer for s in scope.sessions}
+    still_used = frozenset(w for peer, w in _link_drains(running_config).items() if peer not in leaving)
+    return [line.strip() for line in _link_render(scope, False, False, still_used).splitlines() if line.strip()]
+
+
+def _link_drains(config: str) -> dict[str, str]:
+    """peer -> the wrapper it takes routes through, for every session with a link drain's route-map."""
+    _, in_maps = _bgp_layout(config)
+    return {peer: rm for (_, peer), rm in in_maps.items() if rm.startswith(LINK_WRAPPER_PREFIX)}
+
+
+def drained_peers(config: str) -> frozenset[str]:
+    """The sessions a router's config holds link-drained: the session takes routes through a wrapper,
+    and the wrapper is the drain's (the lower local preference, then a call of the map it wraps)."""
+    entries = _entries(config)
+    drained = set()
+    for peer, wrapper in _link_drains(config).items():
+        action, body = entries.get((wrapper, DRAIN_SEQ), ("", frozenset()))
+        called = wrapper.removeprefix(LINK_WRAPPER_PREFIX)
+        if action == "permit" and body == {f"set local-preference {LINK_LOCAL_PREF}", f"call {called}"}:
+            drained.add(peer)
+    return frozenset(drained)
+
+
+def without_link_drain(config: str, peers: frozenset[str] | None = None) -> str:
+    """An FRR config file without the link drain of `peers` (None: of every session): each session's
+    own inbound line given back (or the wrapper's line removed, when it used its group's map), and
+    every wrapper no remaining session uses removed."""
+    drains = _link_drains(config)
+    leaving = set(drains) if peers is None else set(peers) & set(drains)
+    if not leaving:
+        return config
+    groups, in_maps = _bgp_layout(config)
+    sessions = {peer: _session(peer, groups, in_maps) for peer in leaving}
+    used = {w for peer, w in drains.items() if peer not in leaving}
+    swap = {f"  neighbor {peer} route-map {drains[peer]} in":
+            (f"  neighbor {peer} route-map {s.route_map} in" if s.own else None) for peer, s in sessions.items()}
+    headers = {f"route-map {w} permit {DRAIN_SEQ}" for w in set(drains.values()) - used}
+    kept: list[str] = []
+    inside = False
+    for line in config.splitlines(keepends=True):
+        if inside:
+            if line.startswith(" "):
+                continue
+            inside = False
+            if line.strip() == "exit":
+                continue
+        bare = line.rstrip("\n")
+        if bare in swap:
+            if swap[bare] is not None:
+                kept.append(f"{swap[bare]}\n")
+            continue
+        if line.strip() in headers and not line.startswith(" "):
+            inside = True
+            continue
+        kept.append(line)
+    return "".join(kept)
+
+
+def with_link_drain(config: str, scope: LinkDrainScope) -> str:
+    """An FRR config file with the scope's sessions link-drained: a session's own inbound line
+    replaced by the wrapper's, or the wrapper's line put right after its group's; the wrappers it
+    needs before a closing `end`. Repeat-safe; ValueError when a session has no line to go beside."""
+    if {s.peer for s in scope.sessions} <= drained_peers(config):
+        return config
+    text = without_link_drain(config, frozenset(s.peer for s in scope.sessions))
+    groups, _ = _bgp_layout(text)
+    replace = {f"  neighbor {s.peer} route-map {s.route_map} in": f"  neighbor {s.peer} route-map {s.wrapper} in"
+               for s in scope.sessions if s.own}
+    after: dict[tuple[str, str, str], list[str]] = {}
+    for s in scope.sessions:
+        if not s.own:
+            after.setdefault((s.afi, groups.get(s.peer, ""), s.route_map), []).append(
+                f"  neighbor {s.peer} route-map {s.wrapper} in")
+    out: list[str] = []
+    family: str | None = None
+    for line in text.splitlines():
+        if line in replace:
+            out.append(replace.pop(line))
+            continue
+        out.append(line)
+        found = _AF.match(line)
+        if found:
+            family = found.group(1)
+        elif line.strip() == "exit-address-family":
+            family = None
+        found = _AF_IN.match(line)
+        if found and family is not None:
+            out += after.pop((family, found.group(1), found.group(2)), [])
+    if replace or after:
+        if replace:
+            raise ValueError(f"no `{next(iter(replace)).strip()}` line to drain in place of")
+        afi, group, route_map = sorted(after)[0]
+        raise ValueError(f"no `neighbor {group} route-map {route_map} in` in {afi} unicast to drain beside")
+    existing = {name for name, _ in _entries("\n".join(out))}
+    missing_wrappers = LinkDrainScope(scope.asn, tuple(s for s in scope.sessions if s.wrapper not in existing))
+    block = _link_render(missing_wrappers, True, True) if missing_wrappers.sessions else ""
+    at = len(out)
+    while at and not out[at - 1].strip():
+        at -= 1
+    if at and out[at - 1].strip() == "end":
+        at -= 1
+    head = "".join(f"{line}\n" for line in out[:at])
+    return head + block + "".join(f"{line}\n" for line in out[at:])

@@ -44,3 +44,32 @@ def test_a_prepend_netgen_did_not_set_is_neither_state_and_never_removed(ctsw):
     assert drain_state(theirs) is None
     assert undrain_lines(scope_of(theirs)) == []
     assert scope_of("hostname x\n") is None and drain_state("hostname x\n") is False  # no drain on it
+
+
+def test_a_link_drain_is_a_copy_of_the_inbound_map_with_a_lower_preference_and_leaves_the_switch_drain_alone(ctsw):
+    from netgen.nos.eos.drain import (  # noqa: PLC0415
+        EosLinkSession,
+        drained_peers,
+        session_drain_lines,
+        session_scope,
+        session_undrain_lines,
+        with_session_drain,
+    )
+
+    peers = ("10.1.16.1", "fd00:0:1:1000::1")  # z01-rtsw001's first cable, both families
+    assert session_scope(ctsw, peers) == (4200000001, (EosLinkSession("10.1.16.1", "ipv4", "RM-ZONE-01-IN", False),
+                                                       EosLinkSession("fd00:0:1:1000::1", "ipv6", "RM-ZONE-01-IN",
+                                                                      False)))
+    lines = session_drain_lines(ctsw, peers)
+    assert lines[0] == "no route-map NG-LINK-DRAIN-RM-ZONE-01-IN"
+    assert [line for line in lines if line.startswith("route-map ")] == [
+        "route-map NG-LINK-DRAIN-RM-ZONE-01-IN permit 10", "route-map NG-LINK-DRAIN-RM-ZONE-01-IN permit 20"]
+    assert lines.count("   set local-preference 50") == 2
+    assert lines[-1] == "      neighbor fd00:0:1:1000::1 route-map NG-LINK-DRAIN-RM-ZONE-01-IN in"
+    drained = with_session_drain(ctsw, peers)
+    assert drained_peers(drained) == set(peers) and drained_peers(ctsw) == frozenset()
+    assert drain_state(drained) is False  # the copy is none of the switch drain's maps
+    switch = with_drain(drained, scope_of(drained))
+    assert drain_state(switch) is True and drained_peers(switch) == set(peers)
+    assert session_undrain_lines(drained, peers)[-1] == "no route-map NG-LINK-DRAIN-RM-ZONE-01-IN"
+    assert session_undrain_lines(ctsw, peers) == []

@@ -145,3 +145,78 @@ def test_an_entry_at_the_drains_sequence_that_is_not_the_drains_is_foreign(ctx):
     assert drained_state(half) is None and foreign_entries(half) == []
     theirs = conf + f"route-map {scope.route_maps[1]} permit {DRAIN_SEQ}\n set metric 10\nexit\n"
     assert foreign_entries(theirs) == [scope.route_maps[1]] and drained_state(theirs) is None
+
+
+# --- links: some sessions of a router ----------------------------------------------------------------
+
+
+def test_a_link_drain_wraps_each_session_s_inbound_map_and_calls_it(ctx):
+    from netgen.platforms.frr_drain import (  # noqa: PLC0415
+        LinkSession,
+        link_drain_commands,
+        link_scope_of_config,
+    )
+
+    conf = rendered_frr(ctx, "z01-ctsw01")
+    scope = link_scope_of_config(conf, ("10.1.16.1", "fd00:0:1:1000::1"))  # z01-rtsw001's first cable
+    assert scope.sessions == (LinkSession("10.1.16.1", "ipv4", "RM-ZONE-01-IN", own=False),
+                              LinkSession("fd00:0:1:1000::1", "ipv6", "RM-ZONE-01-IN", own=False))
+    assert link_drain_commands(scope) == [
+        "configure terminal",
+        f"route-map NG-LINK-DRAIN-RM-ZONE-01-IN permit {DRAIN_SEQ}", "set local-preference 50",
+        "call RM-ZONE-01-IN", "exit",
+        f"router bgp {CTSW_ASN}",
+        "address-family ipv4 unicast", "neighbor 10.1.16.1 route-map NG-LINK-DRAIN-RM-ZONE-01-IN in",
+        "exit-address-family",
+        "address-family ipv6 unicast", "neighbor fd00:0:1:1000::1 route-map NG-LINK-DRAIN-RM-ZONE-01-IN in",
+        "exit-address-family", "exit", "end",
+        "clear bgp 10.1.16.1 soft in", "clear bgp fd00:0:1:1000::1 soft in"]
+    with pytest.raises(ValueError, match=r"no BGP session with 10\.9\.9\.9"):
+        link_scope_of_config(conf, ("10.9.9.9",))
+
+
+def test_frr_conf_keeps_a_link_drain_beside_a_switch_drain_and_gives_back_exactly_what_it_had(ctx):
+    from netgen.platforms.frr_drain import (  # noqa: PLC0415
+        drained_peers,
+        link_scope_of_config,
+        link_undrain_commands,
+        with_link_drain,
+        without_link_drain,
+    )
+
+    conf = rendered_frr(ctx, "z01-ctsw01")
+    first, second = (link_scope_of_config(conf, (peer,)) for peer in ("10.1.16.1", "10.1.16.3"))
+    both = with_link_drain(with_link_drain(conf, first), second)
+    assert drained_peers(both) == {"10.1.16.1", "10.1.16.3"} and drained_peers(conf) == frozenset()
+    assert with_link_drain(both, first) == both  # repeat-safe
+    assert both.count("route-map NG-LINK-DRAIN-RM-ZONE-01-IN permit") == 1  # one wrapper for both sessions
+    # the switch drain does not count the wrapper as one of its maps, nor its entry as foreign
+    assert drained_state(both) is False and foreign_entries(both) == []
+    drained = with_drain(both, scope_of_config(both))
+    assert drained_state(drained) is True and drained_peers(drained) == {"10.1.16.1", "10.1.16.3"}
+    # undraining one session keeps the wrapper the other still uses; undraining both gives the file back
+    assert "no route-map NG-LINK-DRAIN-RM-ZONE-01-IN" not in link_undrain_commands(first, both)
+    assert without_link_drain(both, frozenset({"10.1.16.1"})) == with_link_drain(conf, second)
+    assert without_link_drain(both) == conf
+
+
+def test_a_session_with_its_own_inbound_map_gets_it_back(ctx):
+    """An ATSW's downlinks each take routes through their own map (the CTSW's zone only)."""
+    from netgen.platforms.frr_drain import (  # noqa: PLC0415
+        drained_peers,
+        link_scope_of_config,
+        link_undrain_commands,
+        with_link_drain,
+        without_link_drain,
+    )
+
+    conf = rendered_frr(ctx, "atsw01")
+    peer = "10.1.24.1"  # z01-ctsw01's first uplink
+    (session,) = link_scope_of_config(conf, (peer,)).sessions
+    assert (session.route_map, session.own) == ("RM-ZONE-01-IN", True)
+    drained = with_link_drain(conf, link_scope_of_config(conf, (peer,)))
+    assert f"  neighbor {peer} route-map NG-LINK-DRAIN-RM-ZONE-01-IN in" in drained.splitlines()
+    assert f"  neighbor {peer} route-map RM-ZONE-01-IN in" not in drained.splitlines()
+    assert drained_peers(drained) == {peer} and without_link_drain(drained) == conf
+    undo = link_undrain_commands(link_scope_of_config(drained, (peer,)), drained)
+    assert f"neighbor {peer} route-map RM-ZONE-01-IN in" in undo  # its own map set again, not removed

@@ -32,7 +32,7 @@ from netgen.lab.plan import LabPlan, SliceRequest
 from netgen.lab.verify import check_lldp, routing_state, wait_for
 from netgen.nos.sonic import lab_shim
 from netgen.nos.sonic.driver import SONIC_OWNERSHIP, frr_digest
-from netgen.platforms.frr_drain import drained_state
+from netgen.platforms.frr_drain import drained_peers, drained_state
 from netgen.topology import expand
 from tests.conftest import SMALL, run_cli, topology_of
 from tests.lab.conftest import (
@@ -455,6 +455,69 @@ def test_5g_a_drain_is_read_back_from_frr_kept_on_disk_refused_by_deploy_and_und
     assert site.frr(node) == conf_before
     assert wait_for_text(lambda: site.lab.exec("z01-ctsw01", ["vtysh", "-c", "show bgp ipv4 unicast"]).stdout,
                          lambda text: prepended not in text)
+
+
+def test_5h_a_link_drain_takes_one_cable_out_of_the_switch_s_own_ecmp_in_real_frr_and_undoes_exactly(site):
+    """The SONiC end of a link drain, driven by the driver over SSH (the CTSW end is an EOS switch in
+    production: tests/deploy/test_drain_eos.py drains a whole EOS link): the two sessions over one
+    cable take routes through the wrapper map, read back from FRR's running config and frr.conf; the
+    RTSW's kernel forwards to the other rack over 3 of its 4 cables to the CTSW (real FRR: the cable's
+    routes are kept, at local preference 50); a deploy refuses the switch unless --keep-drained; the
+    undrain gives the group's map back (FRR's running config and frr.conf exactly as before) and the
+    fourth path back."""
+    node = "z01-rtsw001"
+    ctx = _context(site.fabric)
+    device = ctx.topology.devices[node]
+    link = next(k for k in ctx.topology.links if k.lower.device == node and k.upper.device == "z01-ctsw01")
+    peers = [str(link.upper.ipv4.ip), str(link.upper.ipv6.ip)]
+    files = rendered_files(ctx, [device], None)[node]
+    running_before, conf_before = _frr_running(site, node), site.frr(node)
+    other_rack = str(ctx.topology.devices["z01-rtsw002"].host_subnet_ipv4)
+
+    def driven(action: str) -> Any:
+        conn = ConnectHandler(**site.eps[node].netmiko(conn_timeout=15))
+        try:
+            driver = driver_factory("sonic")(conn, device, files, "link-test", 30.0, SONIC_OWNERSHIP)
+            if action != "read":
+                getattr(driver, action)(peers)
+            return driver.drain_state()
+        finally:
+            conn.disconnect()
+
+    def width() -> int:
+        route = json.loads(site.lab.exec(node, ["ip", "-j", "route", "show", other_rack]).stdout or "[]")
+        return len(route[0].get("nexthops", [route[0]])) if route else 0
+
+    assert width() == 4  # its four cables to the slice's one CTSW
+    seen = driven("drain_sessions")
+    assert seen.peers_running == seen.peers_saved == frozenset(peers) and seen.running is False
+    raw = site.ssh(node, "vtysh -c 'show running-config'")
+    assert drained_peers(raw) == frozenset(peers) == drained_peers(site.frr(node))
+    assert wait_for_text(lambda: str(width()), lambda text: text == "3"), \
+        (width(), site.ssh(node, f"vtysh -c 'show ip route {other_rack}'"))
+    learned = site.ssh(node, f"vtysh -c 'show bgp ipv4 unicast {other_rack}'")
+    assert "localpref 50" in learned and learned.count("multipath") == 3, learned  # kept as a fallback
+    assert driven("drain_sessions").peers_running == frozenset(peers)  # repeat-safe
+    code, report = _cli("deploy", str(site.fabric), "--limit", node)
+    assert code == 1 and "sessions drained" in report["devices"][node]["error"], report["devices"][node]
+    code, report = _cli("deploy", str(site.fabric), "--limit", node, "--keep-drained")
+    assert code == 0 and report["devices"][node]["status"] == "unchanged", report["devices"][node]["error"]
+
+    seen = driven("undrain_sessions")
+    assert seen.peers == frozenset()
+    assert _frr_running(site, node) == running_before and site.frr(node) == conf_before
+    assert wait_for_text(lambda: str(width()), lambda text: text == "4"), width()
+
+
+def _context(fabric: Path) -> DesignContext:
+    loaded = load_fabric(fabric)
+    return DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog))
+
+
+def _cli(*args: str) -> tuple[int, dict]:
+    result = run_cli(*args, "--json")
+    assert "Traceback" not in result.output
+    return result.exit_code, json.loads(result.stdout)
 
 
 def wait_for_text(read, done, timeout: float = 30.0) -> bool:

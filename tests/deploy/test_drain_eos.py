@@ -12,8 +12,8 @@ import json
 import pytest
 
 from netgen.deploy.driver import DRAINED, NOT_DRAINED
-from netgen.nos.eos.drain import drain_state
-from tests.conftest import run_cli
+from netgen.nos.eos.drain import drain_state, drained_peers
+from tests.conftest import run_cli, topology_of
 
 pytestmark = pytest.mark.deploy
 
@@ -93,13 +93,57 @@ def test_dry_run_reads_and_judges_only(converged):
     assert all(converged.commits(n) == [] for n in converged.names)
 
 
-def test_a_link_is_judged_by_a_dry_run_only_and_an_unknown_switch_is_exit_2(converged):
-    code, report = _run(converged, "drain", "z01-rtsw001--z01-ctsw01", "--dry-run")
+def test_a_link_drains_its_sessions_at_both_ends_and_nothing_else(converged, state_dir):
+    """The four cables between z02-rtsw001 and z02-ctsw01: each end's 8 sessions over them (4 cables,
+    IPv4 and IPv6) send through the drain's copy of their group's outbound map, read back by the test
+    from running and startup config; no other session, no other switch; repeat-safe; the undrain gives
+    back each end's config exactly."""
+    site = converged
+    ends = ("z02-rtsw001", "z02-ctsw01")
+    link = "--".join(ends)
+    code, report = _run(site, "drain", link, "--dry-run")
     assert code == 0 and report["capacity"]["allowed"] is True, report
-    (rtsw,) = report["capacity"]["rtsw"]  # the four links between them: 16 -> 12 paths
-    assert (rtsw["device"], rtsw["paths_before"], rtsw["paths_after"]) == ("z01-rtsw001", 16, 12)
-    code, report = _run(converged, "drain", "z01-rtsw001--z01-ctsw01")
-    assert code == 2 and "link drain" in report["error"]
+    (rtsw,) = report["capacity"]["rtsw"]  # 16 -> 12 paths
+    assert (rtsw["device"], rtsw["paths_before"], rtsw["paths_after"]) == ("z02-rtsw001", 16, 12)
+    original = {n: site.running(n) for n in site.names}
+
+    code, report = _run(site, "drain", link, "--why", "CRC errors on one of the four")
+    assert code == 0, report
+    switches = {s["device"]: s for s in report["switches"]}
+    assert set(switches) == set(ends) and all(s["action"] == "sessions drained" for s in switches.values())
+    topo = topology_of(site.fabric)
+    for name in ends:
+        device = site.fleet.device(name)
+        other = ends[1] if name == ends[0] else ends[0]
+        peers = {str(end.ipv4.ip) for link_ in topo.links for end in (link_.lower, link_.upper)
+                 if {link_.lower.device, link_.upper.device} == set(ends) and end.device == other}
+        peers |= {str(end.ipv6.ip) for link_ in topo.links for end in (link_.lower, link_.upper)
+                  if {link_.lower.device, link_.upper.device} == set(ends) and end.device == other}
+        assert len(peers) == 8 and set(switches[name]["sessions"]) == peers
+        # read back by the test, running and saved: exactly those sessions, and no switch drain
+        assert drained_peers(device.running_config()) == peers == drained_peers(device.startup_config())
+        assert drain_state(device.running_config()) is False
+    assert all(site.commits(n) == [] for n in site.names if n not in ends)
+    journal = [json.loads(line)["state"] for line in (state_dir / "drain" / f"{report['change_id']}.jsonl")
+               .read_text().splitlines()]
+    assert journal.count("sessions drained") == 2 and "drained" not in journal  # never a switch's drain
+
+    # repeat-safe, and the guard now sees the four links out: a drain of the CTSW reads them
+    commits = {n: site.commits(n) for n in ends}
+    code, report = _run(site, "drain", link)
+    assert code == 0 and {s["action"] for s in report["switches"]} == {"sessions already drained"}
+    assert {n: site.commits(n) for n in ends} == commits
+    code, report = _run(site, "drain", ends[1], "--dry-run")
+    assert len(report["read"][ends[1]]["drained_sessions"]["running"]) == 8, report["read"][ends[1]]
+
+    code, report = _run(site, "undrain", link)
+    assert code == 0 and {s["action"] for s in report["switches"]} == {"sessions undrained"}, report
+    for name in ends:
+        assert site.running(name) == original[name]
+        assert drained_peers(site.fleet.device(name).startup_config()) == frozenset()
+
+
+def test_unknown_targets_and_a_blank_force_are_exit_2(converged):
     code, report = _run(converged, "drain", "z01-ctsw99")
     assert code == 2 and "z01-ctsw99" in report["error"]
     code, report = _run(converged, "drain", "z01-ctsw02", "--force", "  ")

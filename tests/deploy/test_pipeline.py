@@ -154,7 +154,8 @@ class FakeDriver:
         drained = "drained" in self.switch.faults
         return DrainReadback(drained, drained, "drained" if drained else "not drained")
 
-    def keep_drained(self) -> None:
+    def keep_drained(self, seen: DrainReadback) -> None:
+        assert seen.state is not False  # what the pre-check read is what is kept
         self.intended = f"{self.intended}+drain"
 
     def readback(self, before: str, after: str | None) -> Readback:

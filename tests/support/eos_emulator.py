@@ -296,10 +296,11 @@ GRAMMAR: dict[str, list[tuple[str, Cmd]]] = {
             _p("seq <int:1-65535> permit|deny <v4pfx> [ge <int:1-32>] [le <int:1-32>]", 2)],
     "pl6": [_p("seq <int:1-65535> permit|deny <v6pfx> [eq <int:1-128>]", 2),
             _p("seq <int:1-65535> permit|deny <v6pfx> [ge <int:1-128>] [le <int:1-128>]", 2)],
-    # `set as-path prepend ASN+` (netgen drain): [AVD] route-maps.j2 `set` lines; Batfish's EOS grammar
-    # (Legacy_routemap.g4, set_as_path_prepend_rm_stanza); the emulator takes plain ASNs only
+    # `set as-path prepend ASN+` (netgen drain) and `set local-preference N` (a link drain): [AVD]
+    # route-maps.j2 `set` lines; Batfish's EOS grammar (Legacy_routemap.g4: set_as_path_prepend_rm_stanza,
+    # set_local_preference_rm_stanza); the emulator takes plain ASNs only
     "rm": [_p("match ip|ipv6 address prefix-list <name>", 4), _p("description <line>", 1),
-           _p("set as-path prepend <int:1-4294967295>+", 3)],
+           _p("set as-path prepend <int:1-4294967295>+", 3), _p("set local-preference <int:0-4294967295>", 2)],
     "af-ipv4": [_p("neighbor <peer> activate"), _p("no neighbor <peer> activate"), _p("network <v4pfx>"),
                 _p("redistribute connected"), _p("neighbor <peer> route-map <name> in|out", 4)],
     "af-ipv6": [_p("neighbor <peer> activate"), _p("no neighbor <peer> activate"), _p("network <v6pfx>"),

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from netgen.deploy.checks import Facts
@@ -365,10 +365,14 @@ class EosDriver:
 
     # --- drain (netgen/nos/eos/drain.py) ------------------------------------------------------
     def drain_state(self) -> DrainReadback:
-        running = eos_drain.drain_state(self.show("show running-config"))
-        saved = eos_drain.drain_state(self.show("show startup-config"))
+        running_conf, saved_conf = self.show("show running-config"), self.show("show startup-config")
+        running, saved = eos_drain.drain_state(running_conf), eos_drain.drain_state(saved_conf)
+        peers_running, peers_saved = eos_drain.drained_peers(running_conf), eos_drain.drained_peers(saved_conf)
+        sessions = f"; sessions drained: {', '.join(sorted(peers_running | peers_saved))}" \
+            if peers_running | peers_saved else ""
         return DrainReadback(running, saved, f"running-config {drain_word(running)}, startup-config"
-                                             f" {drain_word(saved)} (AS-path prepend in the outbound route-maps)")
+                                             f" {drain_word(saved)} (AS-path prepend in the outbound route-maps)"
+                                             f"{sessions}", peers_running, peers_saved)
 
     def _drain_scope(self, running: str) -> eos_drain.EosDrainScope:
         scope = eos_drain.scope_of(running)
@@ -422,6 +426,27 @@ class EosDriver:
         if lines:
             self._apply_drain(lines)
 
+    def _change_sessions(self, peers: Sequence[str], drain: bool) -> None:
+        wanted = tuple(sorted(set(peers)))
+        state = self.drain_state()
+        held_running, held_saved = state.peers_running & set(wanted), state.peers_saved & set(wanted)
+        if (held_running == held_saved == set(wanted)) if drain else not (held_running | held_saved):
+            return  # repeat-safe: already as asked, running and saved
+        running = self._before_drain_change()
+        try:
+            lines = eos_drain.session_drain_lines(running, wanted) if drain else \
+                eos_drain.session_undrain_lines(running, wanted)
+        except ValueError as exc:
+            raise DriverError(f"{self.name}: {exc}") from None
+        if lines:
+            self._apply_drain(lines)
+
+    def drain_sessions(self, peers: Sequence[str]) -> None:
+        self._change_sessions(peers, True)
+
+    def undrain_sessions(self, peers: Sequence[str]) -> None:
+        self._change_sessions(peers, False)
+
     def drain(self) -> None:
         self._change_drain(True)
 
@@ -432,11 +457,17 @@ class EosDriver:
         """`show version | json` serialNumber (its shape: Arista's ANTA unit-test data for show version)."""
         return str(self.show_json("show version").get("serialNumber", ""))
 
-    def keep_drained(self) -> None:
-        scope = eos_drain.scope_of(self.intended)
-        if scope is None:
-            raise DriverError(f"{self.name}: the rendered config has no outbound route-map to keep the drain in")
-        self.intended = eos_drain.with_drain(self.intended, scope)
+    def keep_drained(self, seen: DrainReadback) -> None:
+        if seen.running is not False or seen.saved is not False:
+            scope = eos_drain.scope_of(self.intended)
+            if scope is None:
+                raise DriverError(f"{self.name}: the rendered config has no outbound route-map to keep the drain in")
+            self.intended = eos_drain.with_drain(self.intended, scope)
+        if seen.peers:
+            try:
+                self.intended = eos_drain.with_session_drain(self.intended, tuple(sorted(seen.peers)))
+            except ValueError as exc:
+                raise DriverError(f"{self.name}: the rendered config: {exc}") from None
 
 
 def eos_driver(conn: Connection, device: Device, files: Mapping[str, str], change_id: str,

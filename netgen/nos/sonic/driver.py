@@ -42,7 +42,7 @@ import json
 import re
 import shlex
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar, cast
 
@@ -450,10 +450,14 @@ class SonicDriver:
     # --- drain (netgen/platforms/frr_drain.py: the prepend in FRR, which SONiC's own TSA cannot do on
     # netgen's route-map names; docs/developer/drain-sources.md) --------------------------------
     def drain_state(self) -> DrainReadback:
-        running = frr_drain.drained_state(self._frr_running())
-        saved = frr_drain.drained_state(self._cat(FRR_PATH) or "")
+        running_conf, saved_conf = self._frr_running(), self._cat(FRR_PATH) or ""
+        running, saved = frr_drain.drained_state(running_conf), frr_drain.drained_state(saved_conf)
+        peers_running, peers_saved = frr_drain.drained_peers(running_conf), frr_drain.drained_peers(saved_conf)
+        sessions = f"; sessions drained: {', '.join(sorted(peers_running | peers_saved))}" \
+            if peers_running | peers_saved else ""
         return DrainReadback(running, saved, f"FRR running {drain_word(running)}, {FRR_PATH} {drain_word(saved)}"
-                                             " (AS-path prepend first in the outbound route-maps)")
+                                             f" (AS-path prepend first in the outbound route-maps){sessions}",
+                             peers_running, peers_saved)
 
     def _change_in_flight(self) -> str | None:
         """The revert script of a netgen change waiting for its confirm, if there is one: its revert
@@ -461,14 +465,57 @@ class SonicDriver:
         rc, text = self.run(f"{self.sudo}sh -c 'ls /etc/sonic/netgen-*-revert.sh'", check=False)
         return text.split()[0] if rc == 0 and text.split() else None
 
-    def _change_drain(self, drain: bool) -> None:
-        state = self.drain_state()
-        if state.state is drain:
-            return  # repeat-safe: already as asked, running and saved
+    def _no_change_in_flight(self) -> None:
         in_flight = self._change_in_flight()
         if in_flight:
             raise DriverError(f"{self.name}: a netgen change waits for its confirm ({in_flight}): finish it first"
                               " (netgen recover), then drain")
+
+    def _vtysh_then_keep(self, lines: list[str], keep: Callable[[str], str]) -> None:
+        """vtysh's lines as a script over SCP (no byte of them passes through the login shell), then
+        frr.conf, what the switch boots with, rewritten by `keep` (its owner and mode kept)."""
+        script = f"/tmp/netgen-{self.change_id}-drain.sh"
+        self.put_file(script, shlex.join(frr_drain.vtysh_argv(lines)) + "\n")
+        self.run(f"{self.sudo}sh {script}; rc=$?; rm -f {script}; (exit $rc)")
+        on_disk = self._cat(FRR_PATH)
+        if on_disk is None:
+            raise DriverError(f"{self.name}: {FRR_PATH} cannot be read: the drain runs, but a reboot would lose it")
+        try:
+            kept = keep(on_disk)
+        except ValueError as exc:
+            raise DriverError(f"{self.name}: {FRR_PATH}: {exc}: the drain runs, but a reboot would lose it") from None
+        if kept != on_disk:
+            staged = f"/tmp/netgen-{self.change_id}-frr.conf"
+            self.put_file(staged, kept)
+            self.run(f"{self.sudo}cp {staged} {FRR_PATH}; rc=$?; rm -f {staged}; (exit $rc)")
+
+    def _change_sessions(self, peers: Sequence[str], drain: bool) -> None:
+        wanted = frozenset(peers)
+        state = self.drain_state()
+        held_running, held_saved = state.peers_running & wanted, state.peers_saved & wanted
+        if (held_running == held_saved == wanted) if drain else not (held_running | held_saved):
+            return  # repeat-safe: already as asked, running and saved
+        self._no_change_in_flight()
+        running = self._frr_running()
+        try:
+            scope = frr_drain.link_scope_of_config(running, tuple(sorted(wanted)))
+            lines = frr_drain.link_drain_commands(scope) if drain else frr_drain.link_undrain_commands(scope, running)
+        except ValueError as exc:
+            raise DriverError(f"{self.name}: FRR's running config: {exc}") from None
+        self._vtysh_then_keep(lines, (lambda conf: frr_drain.with_link_drain(conf, scope)) if drain else
+                              (lambda conf: frr_drain.without_link_drain(conf, wanted)))
+
+    def drain_sessions(self, peers: Sequence[str]) -> None:
+        self._change_sessions(peers, True)
+
+    def undrain_sessions(self, peers: Sequence[str]) -> None:
+        self._change_sessions(peers, False)
+
+    def _change_drain(self, drain: bool) -> None:
+        state = self.drain_state()
+        if state.state is drain:
+            return  # repeat-safe: already as asked, running and saved
+        self._no_change_in_flight()
         running = self._frr_running()
         try:
             scope = frr_drain.scope_of_config(running)
@@ -479,18 +526,8 @@ class SonicDriver:
         if foreign:
             raise DriverError(f"{self.name}: route-map {foreign[0]} has an entry {frr_drain.DRAIN_SEQ} netgen did not"
                               " write: the drain would replace it (and the undrain remove it)")
-        # vtysh's lines travel as a script over SCP: no byte of them passes through the login shell
-        script = f"/tmp/netgen-{self.change_id}-drain.sh"
-        self.put_file(script, shlex.join(frr_drain.vtysh_argv(lines)) + "\n")
-        self.run(f"{self.sudo}sh {script}; rc=$?; rm -f {script}; (exit $rc)")
-        on_disk = self._cat(FRR_PATH)
-        if on_disk is None:
-            raise DriverError(f"{self.name}: {FRR_PATH} cannot be read: the drain runs, but a reboot would lose it")
-        kept = frr_drain.with_drain(on_disk, scope) if drain else frr_drain.without_drain(on_disk, scope)
-        if kept != on_disk:  # frr.conf is what the switch boots with: it keeps the drain, its owner and mode
-            staged = f"/tmp/netgen-{self.change_id}-frr.conf"
-            self.put_file(staged, kept)
-            self.run(f"{self.sudo}cp {staged} {FRR_PATH}; rc=$?; rm -f {staged}; (exit $rc)")
+        self._vtysh_then_keep(lines, (lambda conf: frr_drain.with_drain(conf, scope)) if drain else
+                              (lambda conf: frr_drain.without_drain(conf, scope)))
 
     def drain(self) -> None:
         self._change_drain(True)
@@ -508,12 +545,16 @@ class SonicDriver:
                 return value.strip()
         return ""
 
-    def keep_drained(self) -> None:
+    def keep_drained(self, seen: DrainReadback) -> None:
         try:
-            scope = frr_drain.scope_of_config(self.intended_frr)
+            if seen.running is not False or seen.saved is not False:
+                self.intended_frr = frr_drain.with_drain(self.intended_frr,
+                                                         frr_drain.scope_of_config(self.intended_frr))
+            if seen.peers:
+                scope = frr_drain.link_scope_of_config(self.intended_frr, tuple(sorted(seen.peers)))
+                self.intended_frr = frr_drain.with_link_drain(self.intended_frr, scope)
         except ValueError as exc:
             raise DriverError(f"{self.name}: the rendered frr.conf: {exc}") from None
-        self.intended_frr = frr_drain.with_drain(self.intended_frr, scope)
 
 
 def sonic_driver(conn: Connection, device: Device, files: Mapping[str, str], change_id: str,

@@ -69,6 +69,7 @@ import importlib.util
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -1116,8 +1117,12 @@ class SonicLabShim:
         """The commands: one script per PROGRAMS running this module, a `sudo` that just runs the
         command (sessions are root) and a `docker` whose `exec CONTAINER CMD` runs CMD on the node
         (`docker exec bgp frr-reload.py ...` works), then calls the hook point after_docker_exec."""
+        from netgen.lab.netns import ZEBRA_LAB_SETTINGS  # noqa: PLC0415  (only where a lab node is made)
+
         folder.mkdir(parents=True, exist_ok=True)
         source = Path(__file__).resolve().parents[3]  # where netgen is imported from here: the node does too
+        settings = [line for line in ZEBRA_LAB_SETTINGS.splitlines() if line and not line.startswith("!")]
+        zebra_args = " ".join(shlex.quote(arg) for line in ["configure terminal", *settings] for arg in ("-c", line))
         for program in PROGRAMS:
             (folder / program).write_text(
                 "#!/bin/sh\n"
@@ -1150,6 +1155,8 @@ class SonicLabShim:
             "shift\n"
             '[ $# -gt 0 ] || { echo "usage: docker exec CONTAINER COMMAND [ARGS...]" >&2; exit 1; }\n'
             '"$@"\nrc=$?\n'
+            # frr-reload.py removes what frr.conf does not hold, the lab's own zebra setting too (netns.py)
+            + f'case "$1" in *frr-reload*) vtysh {zebra_args} >/dev/null 2>&1 ;; esac\n'
             + (f'PYTHONPATH="{source}${{PYTHONPATH:+:$PYTHONPATH}}" "{sys.executable}" -m {MODULE} hook'
                " after_docker_exec\n" if hooks is not None else "")
             + "exit $rc\n")
