@@ -85,7 +85,12 @@ def day0(ctx: DesignContext, device: Device, files: Mapping[str, str], base_url:
     if not callable(make):
         raise NOS.wrong_part(device.nos, "day0", "a Day0Files (device, rendered files, url) -> files")
     url = served_url(base_url, device.name)
-    made = cast(Day0Files, make)(device, files, url)
+    try:
+        made = cast(Day0Files, make)(device, files, url)
+    except ValueError as exc:  # e.g. nothing to drain through: what it boots with could not be drained
+        raise ReplaceError(f"{device.name}: no day-0 files: {exc}") from None
+    except KeyError as exc:
+        raise ReplaceError(f"{device.name}: no day-0 files: the rendered files lack {exc}") from None
     if not made:
         raise NOS.wrong_part(device.nos, "day0", "a Day0Files returning at least the file DHCP option 67 names")
     return Day0(device.name, device.nos, made, url, next(iter(made)))

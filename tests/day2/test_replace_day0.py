@@ -65,3 +65,18 @@ def test_the_command_writes_the_files_and_says_where_dhcp_points(tmp_path):
         "config_db.json", "frr.conf", "install-frr-conf.sh", "ztp.json"]
     result = run_cli("replace", str(SMALL), "z01-rtsw001", "--day0", str(tmp_path), "--url", "http://x/$(id)", "--json")
     assert result.exit_code == 2 and "--url" in json.loads(result.stdout)["error"]
+
+
+@pytest.mark.parametrize(("name", "files", "why"), [
+    ("z01-rtsw001", {"frr.conf": "hostname z01-rtsw001\n", "config_db.json": "{}\n"}, "router bgp"),
+    ("z01-rtsw001", {"config_db.json": "{}\n"}, "frr.conf"),
+    ("z02-rtsw001", {"z02-rtsw001.cfg": "hostname z02-rtsw001\n"}, "outbound route-map"),
+])
+def test_files_it_cannot_drain_are_a_replace_error_naming_the_switch(ctx, name, files, why):
+    """A config with nothing to drain through (or a file missing) gives no day-0 files: a ReplaceError
+    (exit 2 at the command), never a traceback."""
+    from netgen.day2.replace import day0  # noqa: PLC0415
+
+    with pytest.raises(ReplaceError, match=name) as caught:
+        day0(ctx, ctx.topology.devices[name], files, "http://ztp.example.net/day0")
+    assert why in str(caught.value)
