@@ -13,15 +13,13 @@ is still Established afterwards with the same count of established connections a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from netgen.lab.backend import LabBackend, LabError, StageHook
+from netgen.lab.backend import LabBackend, StageHook
 from netgen.lab.plan import LabInterface, LabLink, LabNode, LabPlan, LabSession
-from netgen.lab.verify import LabResult, check_lldp, routing_state, wait_for
+from netgen.lab.verify import FrrReader, LabResult, Peer, check_lldp, in_parallel, routing_state, wait_for
 
 if TYPE_CHECKING:
     from netgen.lab.netns import NetnsBackend
@@ -81,8 +79,9 @@ def compare_plans(old: LabPlan, new: LabPlan) -> LabGrowth:
     growth.new_nodes = ([n.name for n in new.routers() if n.name not in old.nodes]
                         + [n.name for n in new.hosts() if n.name not in old.nodes])
     order = {role: i for i, role in enumerate(RELOAD_ORDER)}
+    position = {name: i for i, name in enumerate(new.nodes)}
     for name in sorted((n for n in old.nodes if n in new.nodes),
-                       key=lambda n: (order.get(old.nodes[n].role or "", len(order)), list(new.nodes).index(n))):
+                       key=lambda n: (order.get(old.nodes[n].role or "", len(order)), position[n])):
         before, after = old.nodes[name], new.nodes[name]
         growth.refusals += _node_changes(before, after)
         known = {i.name for i in before.interfaces}
@@ -104,45 +103,15 @@ def compare_plans(old: LabPlan, new: LabPlan) -> LabGrowth:
     return growth
 
 
-@dataclass(frozen=True, slots=True)
-class SessionCounters:
-    """One end of a session as FRR reports it in `show bgp summary json`."""
-
-    state: str
-    established: int | None  # connectionsEstablished: sessions brought up since bgpd started
-    dropped: int | None  # connectionsDropped
+def session_counters(backend: LabBackend, routers: list[str]) -> dict[tuple[str, str], Peer]:
+    """(router, peer address) -> the session as the router's FRR reports it (`show bgp summary json`,
+    with its connection counters)."""
+    seen = in_parallel(routers, lambda node: FrrReader().peers(backend, node))
+    return {(node, address): peer for node, peers in seen.items() for address, peer in peers.items()}
 
 
-def session_counters(backend: LabBackend, routers: list[str]) -> dict[tuple[str, str], SessionCounters]:
-    """(router, peer address) -> its counters, read from each router's FRR."""
-    def read(node: str) -> dict[str, SessionCounters]:
-        result = backend.exec(node, ["vtysh", "-c", "show bgp summary json"])
-        if not result.ok:
-            raise LabError(f"{node}: show bgp summary json failed: {(result.stderr or result.stdout).strip()[:300]}")
-        try:
-            data = json.loads(result.stdout or "null") or {}
-        except json.JSONDecodeError:
-            raise LabError(f"{node}: show bgp summary json did not return JSON") from None
-        peers: dict[str, SessionCounters] = {}
-        for family in data.values() if isinstance(data, dict) else []:
-            for address, info in (family.get("peers", {}) if isinstance(family, dict) else {}).items():
-                if isinstance(info, dict):
-                    peers[address] = SessionCounters(str(info.get("state", "?")),
-                                                     _int(info.get("connectionsEstablished")),
-                                                     _int(info.get("connectionsDropped")))
-        return peers
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        seen = dict(zip(routers, pool.map(read, routers), strict=True))
-    return {(node, address): counters for node, peers in seen.items() for address, counters in peers.items()}
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def kept_sessions(plan: LabPlan, before: dict[tuple[str, str], SessionCounters],
-                  after: dict[tuple[str, str], SessionCounters]) -> tuple[int, list[str], list[str]]:
+def kept_sessions(plan: LabPlan, before: dict[tuple[str, str], Peer],
+                  after: dict[tuple[str, str], Peer]) -> tuple[int, list[str], list[str]]:
     """(sessions kept up, sessions reset or down, sessions that were not up before): each session of
     `plan` judged on both ends by its counters before and after."""
     kept, reset, not_up = 0, [], []
@@ -225,5 +194,5 @@ def grow_lab(backend: NetnsBackend, plan: LabPlan, timeout: float, progress: Sta
     return report
 
 
-__all__ = ["RELOAD_ORDER", "GrowSteps", "LabGrowReport", "LabGrowth", "SessionCounters", "compare_plans",
+__all__ = ["RELOAD_ORDER", "GrowSteps", "LabGrowReport", "LabGrowth", "compare_plans",
            "grow_lab", "kept_sessions", "session_counters"]

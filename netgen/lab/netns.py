@@ -74,6 +74,13 @@ ZEBRA_LAB_CONF = "zebra-lab.conf"
 ZEBRA_LAB_SETTINGS = "! netgen lab only (see netgen/lab/netns.py)\nno zebra nexthop kernel enable\n"
 
 
+def zebra_lab_vtysh() -> list[str]:
+    """vtysh's arguments that set ZEBRA_LAB_SETTINGS on a running router: `frr-reload.py` removes
+    what frr.conf does not hold, this setting too, so whatever reloads a lab router sets it again."""
+    settings = [line for line in ZEBRA_LAB_SETTINGS.splitlines() if line and not line.startswith("!")]
+    return [arg for line in ["configure terminal", *settings] for arg in ("-c", line)]
+
+
 _run, _must = run_command, must  # shared with the other lab modules (netgen/lab/backend.py)
 
 
@@ -474,10 +481,7 @@ class NetnsBackend(StatefulBackend):
                                                   "/etc/frr/frr.conf"]), timeout=120)
         if not result.ok:
             raise LabError(f"{node.name}: frr-reload.py failed: {(result.stdout + result.stderr).strip()[-800:]}")
-        # frr-reload.py removes what the file does not hold, the lab-only zebra setting included: set it again
-        settings = [line for line in ZEBRA_LAB_SETTINGS.splitlines() if line and not line.startswith("!")]
-        vtysh = ["vtysh", "-c", "configure terminal", *(arg for line in settings for arg in ("-c", line))]
-        result = _run(self._enter(pids["zebra"], vtysh), timeout=60)
+        result = _run(self._enter(pids["zebra"], ["vtysh", *zebra_lab_vtysh()]), timeout=60)
         if not result.ok:
             raise LabError(f"{node.name}: the lab's zebra setting: {(result.stdout + result.stderr).strip()[-300:]}")
 

@@ -50,6 +50,8 @@ class Peer:
     state: str
     remote_as: int | None
     local_as: int | None
+    established: int | None = None  # FRR's connectionsEstablished: sessions brought up since bgpd started
+    dropped: int | None = None  # connectionsDropped
 
 
 class RoutingReader(Protocol):
@@ -82,6 +84,10 @@ def as_number(value: object) -> int | None:
     return None
 
 
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _prefix(dst: str, v6: bool) -> str:
     if dst == "default":
         return "0.0.0.0/0" if not v6 else "::/0"
@@ -100,7 +106,9 @@ class FrrReader:
                 continue
             local_as = as_number(family.get("as"))
             for address, info in family.get("peers", {}).items():
-                peers[address] = Peer(str(info.get("state", "?")), as_number(info.get("remoteAs")), local_as)
+                peers[address] = Peer(str(info.get("state", "?")), as_number(info.get("remoteAs")), local_as,
+                                      _count(info.get("connectionsEstablished")),
+                                      _count(info.get("connectionsDropped")))
         return peers
 
     def bgp_routes(self, backend: LabBackend, node: str) -> dict[str, int]:
@@ -187,7 +195,7 @@ class Expectations:
 # --- checks ---------------------------------------------------------------------------------------
 
 
-def _parallel(items: Iterable[str], work: Callable[[str], Any]) -> dict[str, Any]:
+def in_parallel(items: Iterable[str], work: Callable[[str], Any]) -> dict[str, Any]:
     names = list(items)
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
         return dict(zip(names, pool.map(work, names), strict=True))
@@ -195,7 +203,7 @@ def _parallel(items: Iterable[str], work: Callable[[str], Any]) -> dict[str, Any
 
 def check_sessions(backend: LabBackend, plan: LabPlan) -> list[LabResult]:
     routers = [n.name for n in plan.routers()]
-    seen = _parallel(routers, lambda n: _reader(backend, n).peers(backend, n))
+    seen = in_parallel(routers, lambda n: _reader(backend, n).peers(backend, n))
     results = []
     for s in plan.sessions:
         a_view, b_view = seen[s.a].get(s.b_ip), seen[s.b].get(s.a_ip)
@@ -224,7 +232,7 @@ def check_lldp(backend: LabBackend, plan: LabPlan) -> list[LabResult]:
     cable). A miscabled pair shows as two ports each hearing the other's planned neighbour; the
     result names the port, what it hears and what the plan says. Nodes whose backend cannot read
     LLDP are left out (said in one result)."""
-    heard = _parallel(list(plan.nodes), backend.lldp_neighbors)
+    heard = in_parallel(list(plan.nodes), backend.lldp_neighbors)
     results: list[LabResult] = []
     unread = sorted(node for node, seen in heard.items() if seen is None)
     port_of: dict[tuple[str, str], str] = {}
@@ -261,7 +269,7 @@ def check_lldp(backend: LabBackend, plan: LabPlan) -> list[LabResult]:
 def check_ecmp(backend: LabBackend, plan: LabPlan, down: frozenset[str] = frozenset()) -> list[LabResult]:
     expect = Expectations(plan, down)
     rtsws = [n for n in plan.routers("rtsw") if n.name not in down]
-    tables = _parallel([n.name for n in rtsws], lambda n: _reader(backend, n).bgp_routes(backend, n))
+    tables = in_parallel([n.name for n in rtsws], lambda n: _reader(backend, n).bgp_routes(backend, n))
     results = []
     for source in rtsws:
         table = tables[source.name]
@@ -427,7 +435,7 @@ def ecmp_widths(backend: LabBackend, plan: LabPlan) -> dict[str, list[int]]:
     """Per RTSW, the next-hop counts in its forwarding table towards every other RTSW's prefixes
     (each distinct count once; 0 where a prefix is missing)."""
     rtsws = plan.routers("rtsw")
-    tables = _parallel([n.name for n in rtsws], lambda n: _reader(backend, n).bgp_routes(backend, n))
+    tables = in_parallel([n.name for n in rtsws], lambda n: _reader(backend, n).bgp_routes(backend, n))
     return {source.name: sorted({tables[source.name].get(str(ip_interface(p).network), 0)
                                  for target in rtsws if target is not source for p in target.announces})
             for source in rtsws}

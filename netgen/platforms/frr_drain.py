@@ -232,11 +232,13 @@ def drained_state(running_config: str) -> bool | None:
 # asks the peer to re-send (route refresh) so the change applies at once.
 
 LINK_WRAPPER_PREFIX = "NG-LINK-DRAIN-"
-LINK_LOCAL_PREF = 50  # below every path's default 100 (FRR and EOS alike): out of the ECMP set, kept as a fallback
+# Below every other path's local preference: netgen's policies set none, so every path has the default
+# 100 (`bgp default local-preference`, default 100: FRR, as FRRouting/frr#20400 relies on; the
+# convention of IOS and Junos, "received without a LOCAL_PREF ... as if 100"; on FRR 8.4.4 the drained
+# cable's paths lose to the others: tests/deploy/test_deploy_sonic.py; EOS [unverified here]). Out of
+# the ECMP set, kept as a fallback.
+LINK_LOCAL_PREF = 50
 LINK_TEMPLATE = "frr-link-drain.j2"
-_AF = re.compile(r"^ address-family (ipv4|ipv6) unicast\s*$")
-_MEMBER = re.compile(r"^ neighbor (\S+) peer-group (\S+)\s*$")
-_AF_IN = re.compile(r"^  neighbor (\S+) route-map (\S+) in\s*$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,33 +274,53 @@ class _LinkDrainView:
     file: bool
 
 
-def _bgp_layout(config: str) -> tuple[dict[str, str], dict[tuple[str, str], str]]:
-    """(peer -> its peer group), ((address family, neighbor or group) -> its inbound route-map), from
-    `router bgp` as FRR writes it and as netgen renders it."""
+@dataclass(frozen=True, slots=True)
+class BgpLines:
+    """How a NOS writes the `router bgp` lines session_layout reads: a peer's group membership, an
+    address-family header, and a neighbour's (or group's) inbound route-map inside it. A family ends
+    at the first line indented no deeper than its header (`exit-address-family`, `!`, the next one)."""
+
+    member: re.Pattern[str]  # groups: peer, peer group
+    family: re.Pattern[str]  # groups: ipv4|ipv6
+    inbound: re.Pattern[str]  # groups: neighbour or group, route-map
+
+
+FRR_LINES = BgpLines(re.compile(r"^ neighbor (\S+) peer-group (\S+)\s*$"),
+                     re.compile(r"^ address-family (ipv4|ipv6) unicast\s*$"),
+                     re.compile(r"^  neighbor (\S+) route-map (\S+) in\s*$"))
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def session_layout(config: str, lines: BgpLines = FRR_LINES) -> tuple[dict[str, str], dict[tuple[str, str], str]]:
+    """(peer -> its peer group), ((address family, neighbour or group) -> its inbound route-map), read
+    off the first `router bgp` block of a config (it ends at the next line at column 0)."""
     groups: dict[str, str] = {}
     in_maps: dict[tuple[str, str], str] = {}
-    afi: str | None = None
+    family: tuple[str, int] | None = None  # the family and its header's indentation
     in_bgp = False
     for line in config.splitlines():
         if _ROUTER_BGP.match(line):
             in_bgp = True
             continue
-        if in_bgp and line and not line.startswith(" "):  # `exit` (or the next section) ends it
-            in_bgp, afi = False, None
-            continue
         if not in_bgp:
             continue
-        found = _MEMBER.match(line)
+        if line and not line.startswith(" "):
+            break
+        found = lines.member.match(line)
         if found:
             groups[found.group(1)] = found.group(2)
-        found = _AF.match(line)
-        if found:
-            afi = found.group(1)
-        elif line.strip() == "exit-address-family":
-            afi = None
-        found = _AF_IN.match(line)
-        if found and afi is not None:
-            in_maps[(afi, found.group(1))] = found.group(2)
+        header = lines.family.match(line)
+        if header:
+            family = (header.group(1), _indent(line))
+            continue
+        if family is not None and line.strip() and _indent(line) <= family[1]:
+            family = None
+        found = lines.inbound.match(line)
+        if found and family is not None:
+            in_maps[(family[0], found.group(1))] = found.group(2)
     return groups, in_maps
 
 
@@ -329,7 +351,7 @@ def link_scope_of_config(config: str, peers: tuple[str, ...]) -> LinkDrainScope:
     asn, _ = _bgp_of(config)
     if asn is None:
         raise ValueError("the FRR config has no `router bgp` instance to drain")
-    groups, in_maps = _bgp_layout(config)
+    groups, in_maps = session_layout(config)
     return LinkDrainScope(asn, tuple(_session(peer, groups, in_maps) for peer in peers))
 
 
@@ -363,7 +385,7 @@ def link_undrain_commands(scope: LinkDrainScope, running_config: str) -> list[st
 
 def _link_drains(config: str) -> dict[str, str]:
     """peer -> the wrapper it takes routes through, for every session with a link drain's route-map."""
-    _, in_maps = _bgp_layout(config)
+    _, in_maps = session_layout(config)
     return {peer: rm for (_, peer), rm in in_maps.items() if rm.startswith(LINK_WRAPPER_PREFIX)}
 
 
@@ -388,7 +410,7 @@ def without_link_drain(config: str, peers: frozenset[str] | None = None) -> str:
     leaving = set(drains) if peers is None else set(peers) & set(drains)
     if not leaving:
         return config
-    groups, in_maps = _bgp_layout(config)
+    groups, in_maps = session_layout(config)
     sessions = {peer: _session(peer, groups, in_maps) for peer in leaving}
     used = {w for peer, w in drains.items() if peer not in leaving}
     swap = {f"  neighbor {peer} route-map {drains[peer]} in":
@@ -422,7 +444,7 @@ def with_link_drain(config: str, scope: LinkDrainScope) -> str:
     if {s.peer for s in scope.sessions} <= drained_peers(config):
         return config
     text = without_link_drain(config, frozenset(s.peer for s in scope.sessions))
-    groups, _ = _bgp_layout(text)
+    groups, _ = session_layout(text)
     replace = {f"  neighbor {s.peer} route-map {s.route_map} in": f"  neighbor {s.peer} route-map {s.wrapper} in"
                for s in scope.sessions if s.own}
     after: dict[tuple[str, str, str], list[str]] = {}
@@ -437,12 +459,12 @@ def with_link_drain(config: str, scope: LinkDrainScope) -> str:
             out.append(replace.pop(line))
             continue
         out.append(line)
-        found = _AF.match(line)
+        found = FRR_LINES.family.match(line)
         if found:
             family = found.group(1)
         elif line.strip() == "exit-address-family":
             family = None
-        found = _AF_IN.match(line)
+        found = FRR_LINES.inbound.match(line)
         if found and family is not None:
             out += after.pop((family, found.group(1), found.group(2)), [])
     if replace or after:

@@ -22,7 +22,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from netgen.platforms.frr_drain import LINK_LOCAL_PREF, LINK_WRAPPER_PREFIX, PREPEND_COUNT
+from netgen.platforms.frr_drain import (
+    LINK_LOCAL_PREF,
+    LINK_WRAPPER_PREFIX,
+    PREPEND_COUNT,
+    BgpLines,
+    session_layout,
+)
 
 _ROUTER_BGP = re.compile(r"^router bgp (\d+)\s*$")
 _OUT_MAP = re.compile(r"^\s+neighbor \S+ route-map (\S+) out\s*$")
@@ -136,9 +142,9 @@ def with_drain(config: str, scope: EosDrainScope) -> str:
 # A neighbour's own inbound route-map overriding its peer group's is the peer-group rule netgen
 # relies on already (templates/eos/router-bgp.j2 gives the ATSWs' sessions their own inbound maps).
 
-_AF = re.compile(r"^   address-family (ipv4|ipv6)\s*$")
-_MEMBER = re.compile(r"^   neighbor (\S+) peer group (\S+)\s*$")
-_AF_IN = re.compile(r"^      neighbor (\S+) route-map (\S+) in\s*$")
+EOS_LINES = BgpLines(re.compile(r"^   neighbor (\S+) peer group (\S+)\s*$"),
+                     re.compile(r"^   address-family (ipv4|ipv6)\s*$"),
+                     re.compile(r"^      neighbor (\S+) route-map (\S+) in\s*$"))
 LOCAL_PREF = f"set local-preference {LINK_LOCAL_PREF}"
 
 
@@ -152,31 +158,7 @@ def _asn(config: str) -> int | None:
 
 def _bgp_layout(config: str) -> tuple[dict[str, str], dict[tuple[str, str], str]]:
     """(peer -> its peer group), ((address family, neighbor or group) -> its inbound route-map)."""
-    groups: dict[str, str] = {}
-    in_maps: dict[tuple[str, str], str] = {}
-    family: str | None = None
-    in_bgp = False
-    for line in config.splitlines():
-        if _ROUTER_BGP.match(line):
-            in_bgp = True
-            continue
-        if not in_bgp:
-            continue
-        if line and not line.startswith(" "):  # `!` or the next block at column 0 ends `router bgp`
-            in_bgp, family = False, None
-            continue
-        found = _MEMBER.match(line)
-        if found:
-            groups[found.group(1)] = found.group(2)
-        found = _AF.match(line)
-        if found:
-            family = found.group(1)
-        elif line.startswith("   ") and not line.startswith("    "):  # back at the `router bgp` level
-            family = None
-        found = _AF_IN.match(line)
-        if found and family is not None:
-            in_maps[(family, found.group(1))] = found.group(2)
-    return groups, in_maps
+    return session_layout(config, EOS_LINES)
 
 
 def _map_entries(config: str) -> dict[str, list[tuple[str, list[str]]]]:
@@ -328,7 +310,7 @@ def with_session_drain(config: str, peers: tuple[str, ...]) -> str:
         if family is not None and not line.startswith("      "):
             out += wanted.pop(family)
             family = None
-        found = _AF.match(line)
+        found = EOS_LINES.family.match(line)
         if found:
             family = found.group(1)
         out.append(replace.pop(line, line))

@@ -1117,12 +1117,11 @@ class SonicLabShim:
         """The commands: one script per PROGRAMS running this module, a `sudo` that just runs the
         command (sessions are root) and a `docker` whose `exec CONTAINER CMD` runs CMD on the node
         (`docker exec bgp frr-reload.py ...` works), then calls the hook point after_docker_exec."""
-        from netgen.lab.netns import ZEBRA_LAB_SETTINGS  # noqa: PLC0415  (only where a lab node is made)
+        from netgen.lab.netns import zebra_lab_vtysh  # noqa: PLC0415  (only where a lab node is made)
 
         folder.mkdir(parents=True, exist_ok=True)
         source = Path(__file__).resolve().parents[3]  # where netgen is imported from here: the node does too
-        settings = [line for line in ZEBRA_LAB_SETTINGS.splitlines() if line and not line.startswith("!")]
-        zebra_args = " ".join(shlex.quote(arg) for line in ["configure terminal", *settings] for arg in ("-c", line))
+        zebra_args = shlex.join(zebra_lab_vtysh())
         for program in PROGRAMS:
             (folder / program).write_text(
                 "#!/bin/sh\n"
