@@ -270,11 +270,7 @@ def nornir_inventory(topology: Topology, deploy: DeployFile, names: list[str], c
         zone = f"zone_{device.zone}" if device.zone is not None else "atsw_layer"
         for group in (tier, zone):
             groups.setdefault(group, Group(name=group))
-        # global_cmd_verify off: netmiko waits a fixed 10 s for a command's echo (BaseConnection.
-        # command_echo_read, netmiko 4.x) whatever read_timeout says; a switch that answers slowly (a
-        # busy supervisor, a long path) then fails a command it would have answered. Every read still
-        # ends at the device's prompt within ssh.command_timeout_s, which is the one timeout that counts.
-        extras: dict[str, Any] = {"conn_timeout": deploy.ssh.connect_timeout_s, "global_cmd_verify": False}
+        extras: dict[str, Any] = {"conn_timeout": deploy.ssh.connect_timeout_s}
         if known_hosts is not None:
             extras |= {"ssh_strict": True, "system_host_keys": False, "alt_host_keys": True,
                        "alt_key_file": str(known_hosts)}
