@@ -15,6 +15,7 @@ from functools import cached_property
 from netgen.intent.catalog import Catalog, PlatformModel
 from netgen.intent.fabric import Fabric
 from netgen.topology.buffers import DeviceBufferPlan, plan_buffers
+from netgen.topology.infiniband import IbFabric, plan_infiniband
 from netgen.topology.model import Device, Role, Topology
 
 
@@ -29,6 +30,14 @@ class DesignContext:
     @cached_property
     def buffers(self) -> dict[str, DeviceBufferPlan]:
         return plan_buffers(self.fabric, self.catalog, self.topology)
+
+    @cached_property
+    def infiniband(self) -> IbFabric | None:
+        """The InfiniBand alternative's fat tree, if the fabric has an `infiniband:` section. Raises
+        IbSizingError when it does not fit the switch model (design check NG801 reports it)."""
+        if self.fabric.infiniband is None:
+            return None
+        return plan_infiniband(self.fabric, self.catalog)
 
     @cached_property
     def asn_of(self) -> dict[str, int]:

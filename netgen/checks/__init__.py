@@ -1,5 +1,5 @@
 """Design checks (NG1xx capacity, NG2xx addressing/ASN, NG3xx QoS, NG4xx buffers, NG5xx platform,
-NG6xx custom configuration, NG7xx hosts against switches).
+NG6xx custom configuration, NG7xx hosts against switches, NG8xx the InfiniBand alternative).
 
 Importing this package registers every check; `run_checks` runs them all.
 """
@@ -9,7 +9,16 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
-from netgen.checks import addressing, buffers, capacity, custom, hosts, platform, qos  # noqa: F401  (registration)
+from netgen.checks import (  # noqa: F401  (registration)
+    addressing,
+    buffers,
+    capacity,
+    custom,
+    hosts,
+    infiniband,
+    platform,
+    qos,
+)
 from netgen.checks.base import REGISTRY, DesignCheck, Finding, Severity
 from netgen.context import DesignContext
 from netgen.intent import LoadedFabric, load_fabric

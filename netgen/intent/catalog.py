@@ -376,11 +376,40 @@ AsicFamilies = Annotated[
 ]
 
 
+class InfinibandSwitchModel(IntentModel):
+    """One InfiniBand switch model, for the InfiniBand alternative of a fabric (`infiniband:` in a
+    fabric file). Only what sizing a fat tree and its cabling needs; every value cites its source."""
+
+    description: SafeText = Field(default="", description="What this model is, for humans.")
+    vendor: SafeName = Field(description="Hardware vendor.")
+    ports: int = Field(ge=4, le=4096, description="Logical ports at port_speed: the switch's radix.")
+    port_speed: Speed = Field(description="Speed of one logical port (NDR = 400G).")
+    cages: int = Field(ge=1, le=4096, description="Front-panel cages; each carries ports / cages logical ports.")
+    source: SafeText = Field(description="Where ports, speed and cages are published.")
+
+    @model_validator(mode="after")
+    def _cages_split(self) -> InfinibandSwitchModel:
+        if self.ports % self.cages:
+            raise ValueError(f"{self.ports} ports do not split evenly over {self.cages} cages")
+        return self
+
+    @property
+    def ports_per_cage(self) -> int:
+        return self.ports // self.cages
+
+
+InfinibandSwitches = Annotated[
+    dict[SafeName, InfinibandSwitchModel],
+    Field(description="InfiniBand switch models by name, for a fabric file's infiniband.switch_model."),
+]
+
+
 class Catalog(IntentModel):
     """A set of platform models and the buffer facts of their ASIC families."""
 
     models: CatalogModels
     asic_families: AsicFamilies = Field(default_factory=dict)
+    infiniband_switches: InfinibandSwitches = Field(default_factory=dict)
 
     def get(self, name: str) -> PlatformModel:
         return self.models[name]

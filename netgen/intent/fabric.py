@@ -17,6 +17,7 @@ from pydantic import BeforeValidator, Field, model_validator
 
 from netgen.intent.custom import CustomConfig
 from netgen.intent.hosts import Hosts
+from netgen.intent.infiniband import Infiniband
 from netgen.intent.secrets import SecretRef
 from netgen.intent.services import Services
 from netgen.intent.types import (
@@ -437,6 +438,10 @@ class Fabric(IntentModel):
     maintenance: Maintenance = Field(
         default_factory=Maintenance,
         description="What `netgen drain` may take out of service at once (per zone and in the ATSW layer).")
+    infiniband: Infiniband | None = Field(
+        default=None,
+        description="The InfiniBand alternative for the same GPUs (`netgen infiniband`, `netgen compare`): switch"
+                    " model, sizing, partitions and the subnet manager's settings.")
     custom_config: list[CustomConfig] = Field(
         default_factory=list, max_length=200,
         description="Configuration netgen does not model (EOS CLI, SONiC CONFIG_DB rows, FRR lines), layered from"

@@ -16,9 +16,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, get_args
 
-from netgen.intent.catalog import AsicFamily, AsicFamilyBuffers, Catalog, PlatformModel
+from netgen.intent.catalog import AsicFamily, AsicFamilyBuffers, Catalog, InfinibandSwitchModel, PlatformModel
 from netgen.intent.errors import InputProblem, NetgenInputError, Path_, dotted, show_value
 from netgen.intent.fabric import Fabric
+from netgen.intent.infiniband import Infiniband
 from netgen.intent.problems import PATTERN_TEXT, validate
 from netgen.intent.secrets import SecretError, SecretRef, read_hash, read_shared
 from netgen.intent.services import SHA512_CRYPT, Aaa
@@ -75,10 +76,20 @@ def load_catalog(extra: Path | None = None, extra_display: str | None = None) ->
     _validate_families(dict(base_raw.get("asic_families", {})), base_marks, builtin_display, families, problems)
     _validate_models(raw_models, base_marks, builtin_display, models, problems)
     _check_families(models, families, base_marks, builtin_display, problems)
+    ib_switches: dict[str, InfinibandSwitchModel] = {}
+    _validate_ib_switches(dict(base_raw.get("infiniband_switches", {})), base_marks, builtin_display, ib_switches,
+                          problems)
     if extra is not None:
         display = extra_display or str(extra)
         data, marks = read_yaml(extra, display)
         user_models, user_families = _catalog_sections(data, display)
+        user_ib = data.get("infiniband_switches", {})
+        for name in sorted(str(n) for n in set(user_ib) & set(ib_switches)):
+            problems.append(_at(display, marks, ("infiniband_switches", name),
+                                f"InfiniBand switch {show_value(name)} is already in the built-in catalog",
+                                allowed="a new name"))
+        _validate_ib_switches({k: v for k, v in user_ib.items() if k not in ib_switches}, marks, display,
+                              ib_switches, problems)
         for family in sorted(set(user_families) & set(families)):
             problems.append(_at(display, marks, ("asic_families", family),
                                 f"ASIC family {show_value(family)} is already in the built-in catalog",
@@ -112,17 +123,18 @@ def load_catalog(extra: Path | None = None, extra_display: str | None = None) ->
         models.update(user_valid)
     if problems:
         raise NetgenInputError(problems)
-    return Catalog.model_construct(models=models, asic_families=families)
+    return Catalog.model_construct(models=models, asic_families=families, infiniband_switches=ib_switches)
 
 
 def _catalog_sections(data: Any, display: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    shape = "a catalog file must be a mapping of 'models: {name: {...}}' and optionally 'asic_families: {...}'"
-    if not isinstance(data, dict) or set(data) - {"models", "asic_families"}:
+    shape = ("a catalog file must be a mapping of 'models: {name: {...}}' and optionally 'asic_families: {...}'"
+             " and 'infiniband_switches: {...}'")
+    if not isinstance(data, dict) or set(data) - {"models", "asic_families", "infiniband_switches"}:
         raise fail(display, shape)
     if not isinstance(data.get("models"), dict):
         raise fail(display, shape)
     families = data.get("asic_families", {})
-    if not isinstance(families, dict):
+    if not isinstance(families, dict) or not isinstance(data.get("infiniband_switches", {}), dict):
         raise fail(display, shape)
     return dict(data["models"]), dict(families)
 
@@ -205,6 +217,19 @@ def _validate_models(
             continue
         try:
             out[name] = validate(PlatformModel, entry, marks, display, ("models", name))
+        except NetgenInputError as exc:
+            problems.extend(exc.problems)
+
+
+def _validate_ib_switches(raw: dict[str, Any], marks: Marks, display: str, out: dict[str, InfinibandSwitchModel],
+                          problems: list[InputProblem]) -> None:
+    for name, entry in raw.items():
+        if not isinstance(name, str) or not _is_safe_name(name):
+            problems.append(_at(display, marks, ("infiniband_switches", str(name)), "invalid model name",
+                                given=show_value(name), allowed=PATTERN_TEXT[NAME_PATTERN]))
+            continue
+        try:
+            out[name] = validate(InfinibandSwitchModel, entry, marks, display, ("infiniband_switches", name))
         except NetgenInputError as exc:
             problems.extend(exc.problems)
 
@@ -329,6 +354,30 @@ def cross_check(fabric: Fabric, catalog: Catalog, display: str, marks: Marks) ->
                             allowed=f"at most {MAX_FABRIC_OBJECTS:,}: check racks, counts and links per pair"))
     if fabric.aggregation and fabric.aggregation.atsw_model not in catalog.models:
         unknown_model(("aggregation", "atsw_model"), fabric.aggregation.atsw_model)
+    if fabric.infiniband is not None:
+        problems.extend(_infiniband_references(fabric.infiniband, fabric, catalog, display, marks))
+    return problems
+
+
+def _infiniband_references(ib: Infiniband, fabric: Fabric, catalog: Catalog, display: str,
+                           marks: Marks) -> list[InputProblem]:
+    """The InfiniBand section's switch model is a catalog entry; its partitions name zones that exist."""
+    problems: list[InputProblem] = []
+    switches = sorted(catalog.infiniband_switches)
+    if ib.switch_model not in catalog.infiniband_switches:
+        close = difflib.get_close_matches(ib.switch_model, switches, n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        problems.append(_at(display, marks, ("infiniband", "switch_model"),
+                            f"unknown InfiniBand switch model '{ib.switch_model}'", given=repr(ib.switch_model),
+                            allowed=hint + "a model from the catalog's infiniband_switches: "
+                            + (", ".join(switches) or "(none)")))
+    zone_ids = {zone.id for zone in fabric.zones}
+    for index, partition in enumerate(ib.partitions):
+        for position, zone in enumerate(partition.zones):
+            if zone not in zone_ids:
+                problems.append(_at(display, marks, ("infiniband", "partitions", index, "zones", position),
+                                    f"partition {partition.name} names zone {zone}, which the fabric does not have",
+                                    allowed="a zone id of the fabric: " + ", ".join(str(z) for z in sorted(zone_ids))))
     return problems
 
 

@@ -620,6 +620,24 @@ CASES: list[Case] = [
          setting("hosts", {"nic": "thor2", "nccl": {"traffic_class": 40}}), ERROR,
          ("DSCP 10 is on priority 3 at the NIC", "on priority 0 at the switches")),
     Case("NG707", "thor2-follows-the-switches", setting("hosts", {"nic": "thor2"}), None),
+    # NG801-NG803: the InfiniBand alternative (the small example: 8 hosts a zone, 64-port NDR switches)
+    Case("NG801", "forty-hosts-per-leaf", setting("infiniband.hosts_per_leaf", 40), ERROR,
+         ("hosts_per_leaf 40 needs 80 ports", "at most 32")),
+    Case("NG801", "spines-per-group-not-a-divisor", setting("infiniband.spines_per_group", 3), ERROR,
+         "set spines_per_group to a divisor of 8"),
+    Case("NG801", "links-faster-than-the-switch", setting("infiniband.link_speed", "800G"), ERROR,
+         "whose ports run 400G"),
+    Case("NG801", "the-small-example-fits", setting("infiniband.hosts_per_leaf", 8), None),
+    # one core ratio for both zones and a zone of half the hosts: its group has 4 core uplinks for 2 x 4
+    Case("NG802", "a-smaller-zone-misses-cores", combine(
+        setting("infiniband.core_oversubscription", "1:8"), zone(1, racks=2)), WARNING,
+         "has 4 core uplinks for 2 cores x 4"),
+    Case("NG802", "alike-zones-reach-every-core", setting("infiniband.core_oversubscription", "1:8"), None),
+    Case("NG803", "zone-2-in-no-tenant",
+         setting("infiniband.partitions", [{"name": "tenant-a", "pkey": 0x10, "zones": [1]}]), WARNING,
+         "zone(s) 2 are in no tenant partition"),
+    Case("NG803", "every-zone-a-tenant", setting("infiniband.partitions", [
+        {"name": "tenant-a", "pkey": 0x10, "zones": [1]}, {"name": "tenant-b", "pkey": 0x20, "zones": [2]}]), None),
 ]
 
 

@@ -62,6 +62,7 @@ JSON_CASES = {
     "render": (["render", str(SMALL), "--check", "--device", "z01-rtsw001"], 0),
     "headroom": (["headroom", str(SMALL), "--device", "z01-rtsw001"], 0),
     "hosts": (["hosts", str(SMALL)], 0),
+    "infiniband": (["infiniband", str(SMALL)], 0),
     "scheduler": (["scheduler", str(SMALL), "--format", "slurm"], 0),
     "place": (["place", str(SMALL), "--hosts", "4"], 0),
     "cabling": (["cabling", str(SMALL)], 0),
@@ -116,7 +117,7 @@ def test_diff_format_json_is_a_deprecated_alias_of_json(tmp_path):
 
 
 # --- FABRIC: the argument, NETGEN_FABRIC, the current directory ---------------------------------------
-FABRIC_CASES = [["validate"], ["show"], ["cabling"], ["scheduler", "--format", "slurm"], ["hosts"]]
+FABRIC_CASES = [["validate"], ["show"], ["cabling"], ["scheduler", "--format", "slurm"], ["hosts"], ["infiniband"]]
 
 
 @pytest.mark.parametrize("args", FABRIC_CASES, ids=lambda a: a[0])

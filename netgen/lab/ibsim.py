@@ -1,0 +1,340 @@
+"""The InfiniBand alternative in the lab: the fat tree as a simulated fabric (ibsim), routed by the real
+subnet manager (OpenSM) with netgen's files, and read back with the real diagnostics (infiniband-diags).
+
+ibsim answers the management datagrams of every switch and HCA of the net file; `ibsim-run` runs a
+program with libumad2sim preloaded, so OpenSM and the diagnostics talk to the simulator as to an HCA
+(linux-rdma/ibsim README; docs/developer/infiniband-sources.md §8). Nothing here trusts what netgen
+planned: the topology, the LIDs and the forwarding tables are what the tools read from the simulated
+switches, and every check compares them with the plan.
+
+Each simulator has its own socket name (IBSIM_SOCKNAME, an abstract Unix socket: ibsim.c sim_init_conn),
+so several labs (and test workers) run side by side. Every program runs with a deadline; the simulator
+is stopped (Quit, then killed) whatever happens.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+from netgen.topology.infiniband import IbCable, IbFabric, IbTier
+
+IBSIM = "ibsim"
+IBSIM_RUN = "ibsim-run"
+PROMPT = "sim> "
+FTREE_DONE = "ftree tables configured on all switches"  # OpenSM osm_ucast_mgr.c, at INFO
+ROUTED = re.compile(r"(\w[\w-]*) tables configured on all switches")
+TOOLS = (IBSIM, IBSIM_RUN, "opensm", "ibnetdiscover", "dump_lfts", "ibtracert")
+OUTPUT_LIMIT = 256 * 1024 * 1024  # what one tool may print before it is cut off (a fabric of 30k nodes: ~60 MB)
+
+
+class IbSimError(Exception):
+    """The simulator or a tool failed, stalled or printed what cannot be read; the message says which."""
+
+
+def missing_tools() -> list[str]:
+    return [tool for tool in TOOLS if shutil.which(tool) is None]
+
+
+Port = tuple[str, int]  # (node description, port number)
+
+
+def cable_ends(cable: IbCable) -> frozenset[Port]:
+    return frozenset({(cable.lower, cable.lower_port), (cable.upper, cable.upper_port)})
+
+
+@dataclass
+class Discovered:
+    """ibnetdiscover's view: nodes by description, and every cable as its two ends."""
+
+    switches: set[str] = field(default_factory=set)
+    hcas: set[str] = field(default_factory=set)
+    cables: set[frozenset[Port]] = field(default_factory=set)
+
+
+_NODE = re.compile(r'^(Switch|Ca)\s+\d+\s+"([SH]-[0-9a-f]+)"\s*#\s*"([^"]*)"')
+_PORT = re.compile(r'^\[(\d+)\](?:\([0-9a-f]+\))?\s+"([SH]-[0-9a-f]+)"\[(\d+)\]')
+
+
+def parse_ibnetdiscover(text: str) -> Discovered:
+    """ibnetdiscover's topology output (records of a node header and its connected ports)."""
+    names: dict[str, str] = {}
+    ends: list[tuple[str, int, str, int]] = []
+    current: str | None = None
+    kinds: dict[str, str] = {}
+    for line in text.splitlines():
+        if (node := _NODE.match(line)) is not None:
+            current = node.group(2)
+            names[current] = node.group(3)
+            kinds[current] = node.group(1)
+        elif (port := _PORT.match(line)) is not None and current is not None:
+            ends.append((current, int(port.group(1)), port.group(2), int(port.group(3))))
+        elif not line.strip():
+            current = None
+    result = Discovered()
+    for node_id, kind in kinds.items():
+        (result.switches if kind == "Switch" else result.hcas).add(names[node_id])
+    for node_id, local, peer_id, remote in ends:
+        if peer_id not in names:
+            raise IbSimError(f"ibnetdiscover lists a link to {peer_id}, a node it does not describe")
+        result.cables.add(frozenset({(names[node_id], local), (names[peer_id], remote)}))
+    return result
+
+
+@dataclass
+class ForwardingTables:
+    """dump_lfts: per switch, destination LID -> output port; and each LID's node description."""
+
+    lft: dict[str, dict[int, int]] = field(default_factory=dict)
+    lid_node: dict[int, str] = field(default_factory=dict)
+    hca_lids: dict[str, int] = field(default_factory=dict)
+
+
+_LFT_HEAD = re.compile(r"^Unicast lids .* guid 0x[0-9a-f]+ \((.*)\):\s*$")
+_LFT_ROW = re.compile(r"^0x([0-9a-f]+) (\d+) : \((Switch|Channel Adapter) portguid 0x[0-9a-f]+: '(.*)'\)")
+
+
+def parse_dump_lfts(text: str) -> ForwardingTables:
+    tables = ForwardingTables()
+    current: dict[int, int] | None = None
+    for line in text.splitlines():
+        if (head := _LFT_HEAD.match(line)) is not None:
+            current = tables.lft.setdefault(head.group(1), {})
+        elif (row := _LFT_ROW.match(line)) is not None and current is not None:
+            lid, port, kind, node = int(row.group(1), 16), int(row.group(2)), row.group(3), row.group(4)
+            current[lid] = port
+            tables.lid_node[lid] = node
+            if kind == "Channel Adapter":
+                tables.hca_lids[node] = lid
+    return tables
+
+
+@dataclass
+class SmRun:
+    engine: str  # the routing engine OpenSM reports it configured the switches with ("" if none)
+    log: Path
+
+
+class IbSim:
+    """ibsim running one net file, with its console on a pipe. A context manager: stopped on exit."""
+
+    def __init__(self, net: Path, workdir: Path, *, switches: int, nodes: int, ports: int,
+                 timeout_s: float = 300.0) -> None:
+        self.net, self.workdir, self.timeout_s = net, workdir, timeout_s
+        self.limits = ["-N", str(nodes + 16), "-S", str(switches + 16), "-P", str(ports + 64)]
+        self.socket = f"netgen-{os.getpid()}-{secrets.token_hex(4)}"
+        self.proc: subprocess.Popen[str] | None = None
+        self._output: list[str] = []
+        self._prompts = 0
+        self._changed = threading.Condition()
+        self._reader: threading.Thread | None = None
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}  # ibsim-run appends to it badly
+        env["IBSIM_SOCKNAME"] = self.socket
+        return env
+
+    def __enter__(self) -> IbSim:
+        self.proc = subprocess.Popen(
+            [IBSIM, "-s", *self.limits, str(self.net)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, env=self.env, cwd=self.workdir, start_new_session=True)
+        self._reader = threading.Thread(target=self._read, name="ibsim-console", daemon=True)
+        self._reader.start()
+        try:
+            self._wait_prompts(1, "ibsim to load the net file")
+            # the console is read only once the sockets are bound (ibsim.c sim_run): one round trip more
+            self.console("Attached")
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def _read(self) -> None:
+        stream = self.proc.stdout if self.proc is not None else None
+        if stream is None:
+            return
+        size = 0
+        while chunk := stream.read(1):
+            with self._changed:
+                size += 1
+                if size <= OUTPUT_LIMIT:
+                    self._output.append(chunk)
+                if chunk == " " and "".join(self._output[-len(PROMPT):]) == PROMPT:
+                    self._prompts += 1
+                self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
+
+    def _wait_prompts(self, count: int, what: str) -> None:
+        with self._changed:
+            self._changed.wait_for(lambda: self._prompts >= count or self._exited(), timeout=self.timeout_s)
+            if self._prompts >= count:
+                return
+        tail = "".join(self._output[-2000:]).strip().splitlines()[-5:]
+        state = "exited" if self._exited() else f"no answer within {self.timeout_s:g} s"
+        raise IbSimError(f"waiting for {what}: ibsim {state}" + (f"; it said: {' | '.join(tail)}" if tail else ""))
+
+    def _exited(self) -> bool:
+        return self.proc is None or self.proc.poll() is not None
+
+    def console(self, command: str) -> str:
+        """Run one console command (e.g. `Unlink "node"[port]`) and return what ibsim printed for it."""
+        if "\n" in command or self.proc is None or self.proc.stdin is None:
+            raise IbSimError(f"not a console command: {command!r}")
+        with self._changed:
+            before, start = self._prompts, len(self._output)
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        self._wait_prompts(before + 1, f"ibsim to run {command!r}")
+        with self._changed:
+            return "".join(self._output[start:]).removesuffix(PROMPT)
+
+    def run(self, *argv: str, timeout_s: float | None = None) -> str:
+        """A program attached to the simulator (`ibsim-run ARGV`): its standard output, or IbSimError."""
+        try:
+            done = subprocess.run(
+                [IBSIM_RUN, *argv], capture_output=True, text=True, env=self.env, cwd=self.workdir,
+                timeout=timeout_s or self.timeout_s, check=False)
+        except subprocess.TimeoutExpired:
+            raise IbSimError(f"{argv[0]} gave no answer within {timeout_s or self.timeout_s:g} s") from None
+        if done.returncode != 0:
+            tail = " | ".join(done.stderr.strip().splitlines()[-3:])
+            raise IbSimError(f"{argv[0]} exited {done.returncode}: {tail}")
+        return done.stdout
+
+    def opensm(self, config: Path, log: Path) -> SmRun:
+        """One OpenSM sweep with netgen's configuration (`opensm -o -F`): discovers, assigns LIDs,
+        routes, programs every switch, exits. The engine is what OpenSM's log says it configured."""
+        self.run("opensm", "-o", "-F", str(config), "-f", str(log))
+        text = log.read_text(errors="replace") if log.is_file() else ""
+        engines = ROUTED.findall(text)
+        return SmRun(engines[-1] if engines else "", log)
+
+    def discover(self) -> Discovered:
+        return parse_ibnetdiscover(self.run("ibnetdiscover"))
+
+    def forwarding_tables(self) -> ForwardingTables:
+        return parse_dump_lfts(self.run("dump_lfts"))
+
+    def trace(self, source_lid: int, destination_lid: int) -> list[str]:
+        """ibtracert's path: the node descriptions from source to destination."""
+        text = self.run("ibtracert", str(source_lid), str(destination_lid))
+        nodes = re.findall(r'"([^"]*)"\s*$', text, flags=re.MULTILINE)
+        return [node for i, node in enumerate(nodes) if i == 0 or nodes[i - 1] != node]  # "To ca" repeats the last
+
+    def close(self) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        self.proc = None
+        try:
+            if proc.poll() is None and proc.stdin is not None:
+                proc.stdin.write("Quit\n")
+                proc.stdin.close()
+            proc.wait(timeout=10)
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait()
+        if self._reader is not None:
+            self._reader.join(timeout=10)
+
+
+# --- what the read-back must show ------------------------------------------------------------------
+@dataclass
+class Reachability:
+    pairs: int = 0  # (switch or HCA, destination HCA) pairs walked
+    failures: list[str] = field(default_factory=list)
+
+
+def walk_tables(discovered: Discovered, tables: ForwardingTables) -> Reachability:
+    """From every switch towards every HCA's LID, following the switches' own forwarding tables over the
+    discovered cables: each walk must end at that HCA, without a loop or a dead end. An HCA reaches a
+    destination if its leaf does, so this covers every HCA pair."""
+    peer: dict[Port, Port] = {}
+    for cable in discovered.cables:
+        a, b = tuple(cable)
+        peer[a], peer[b] = b, a
+    result = Reachability()
+    for destination, lid in sorted(tables.hca_lids.items()):
+        reaches: dict[str, bool] = {}  # switch -> its walk ends at the destination
+        for start in sorted(tables.lft):
+            path: list[str] = []
+            node, verdict = start, None
+            while verdict is None:
+                if node == destination:
+                    verdict = True
+                elif node in reaches:
+                    verdict = reaches[node]
+                elif node in path:
+                    result.failures.append(f"{start}: forwarding loop towards {destination} at {node}")
+                    verdict = False
+                elif node not in tables.lft:
+                    result.failures.append(f"{path[-1]}: traffic for {destination} (LID {lid}) delivered to {node}")
+                    verdict = False
+                else:
+                    path.append(node)
+                    port = tables.lft[node].get(lid)
+                    end = peer.get((node, port)) if port else None
+                    if end is None:
+                        result.failures.append(f"{node}: no route to {destination} (LID {lid})" if not port
+                                               else f"{node}: port {port} towards {destination} has no cable")
+                        verdict = False
+                    else:
+                        node = end[0]
+            for hop in path:
+                reaches[hop] = verdict
+            result.pairs += 1
+    return result
+
+
+@dataclass
+class LeafBalance:
+    leaf: str
+    per_uplink: dict[int, int]  # uplink port -> destination HCAs routed over it
+
+    @property
+    def spread(self) -> int:
+        counts = self.per_uplink.values()
+        return max(counts) - min(counts) if counts else 0
+
+
+def leaf_balance(ib: IbFabric, discovered: Discovered, tables: ForwardingTables) -> list[LeafBalance]:
+    """For every leaf, how many remote HCAs its forwarding table sends over each of its uplinks."""
+    switches = {s.name for s in ib.tier(IbTier.LEAF)}
+    uplinks: dict[str, set[int]] = {}
+    for cable in discovered.cables:
+        a, b = tuple(cable)
+        for (node, port), (other, _) in ((a, b), (b, a)):
+            if node in switches and other in discovered.switches:
+                uplinks.setdefault(node, set()).add(port)
+    result = []
+    for leaf in sorted(switches):
+        counts = Counter(dict.fromkeys(uplinks.get(leaf, set()), 0))
+        for lid in tables.hca_lids.values():
+            out = tables.lft.get(leaf, {}).get(lid)
+            if out is not None and out in counts:
+                counts[out] += 1
+        result.append(LeafBalance(leaf, dict(counts)))
+    return result
+
+
+def planned_cables(ib: IbFabric) -> set[frozenset[Port]]:
+    return {cable_ends(c) for c in ib.cables}
+
+
+def sim_limits(ib: IbFabric) -> dict[str, int]:
+    """The simulator's table sizes for this fabric (ibsim -N -S -P): a switch has a port 0 besides its ports."""
+    ports = sum(s.ports + 1 for s in ib.switches.values()) + 2 * len(ib.hcas)
+    return {"switches": len(ib.switches), "nodes": len(ib.switches) + len(ib.hcas), "ports": ports}

@@ -1,0 +1,143 @@
+"""The InfiniBand alternative routed by the real subnet manager (issue 35, item 3): the fabric netgen
+writes as an ibsim net file, OpenSM 3.3.23 run against it with netgen's own opensm.conf, root and
+compute-node GUID files, and everything read back from the simulated switches with infiniband-diags
+(ibnetdiscover, dump_lfts, ibtracert), never taken from the plan:
+
+(a) the discovered topology is netgen's cabling plan, cable for cable and port for port;
+(b) every HCA reaches every other: walking each switch's own forwarding table over the discovered cables
+    ends at the destination HCA, for every switch and every HCA LID; ibtracert agrees on samples;
+(c) fat-tree routing ran (OpenSM's log, not only reachability: it falls back to min-hop silently) and is
+    balanced: on every leaf the remote HCAs spread over its uplinks within one of each other;
+(d) after a leaf-spine cable and then a whole spine are taken down in ibsim, OpenSM routes again and (b)
+    still holds on what is left, and nothing is routed over what is gone.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from netgen.lab.ibsim import (
+    Discovered,
+    ForwardingTables,
+    IbSim,
+    cable_ends,
+    leaf_balance,
+    missing_tools,
+    planned_cables,
+    sim_limits,
+    walk_tables,
+)
+from netgen.topology.infiniband import IbCableTier, IbFabric, IbTier
+from tests.conftest import SMALL, run_cli
+
+pytestmark = [pytest.mark.ib, pytest.mark.skipif(bool(missing_tools()),
+                                                  reason=f"needs {', '.join(missing_tools())}: apt-get install"
+                                                         " opensm ibsim-utils infiniband-diags")]
+
+
+def plan_of(fabric: Path) -> IbFabric:
+    from netgen.checks import load_and_check  # noqa: PLC0415
+
+    _, ctx, _ = load_and_check(fabric)
+    ib = ctx.infiniband
+    assert ib is not None
+    return ib
+
+
+def render(fabric: Path, out: Path) -> None:
+    result = run_cli("infiniband", str(fabric), "-o", str(out), "--opensm-dir", str(out / "opensm"))
+    assert result.exit_code == 0, result.output
+
+
+class Routed:
+    """One OpenSM sweep over the simulator and what the diagnostics read back after it."""
+
+    def __init__(self, sim: IbSim, out: Path, name: str) -> None:
+        self.sm = sim.opensm(out / "opensm" / "opensm.conf", out / f"{name}.log")
+        self.discovered: Discovered = sim.discover()
+        self.tables: ForwardingTables = sim.forwarding_tables()
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> tuple[IbFabric, Path]:
+    out = tmp_path_factory.mktemp("ib-small")
+    render(SMALL, out)
+    return plan_of(SMALL), out
+
+
+@pytest.fixture(scope="module")
+def routed(small: tuple[IbFabric, Path]) -> tuple[IbFabric, Path, Routed, list[list[str]]]:
+    ib, out = small
+    with IbSim(out / "ibsim" / "net", out, **sim_limits(ib)) as sim:
+        routed = Routed(sim, out, "opensm")
+        lids = sorted(routed.tables.hca_lids.items())
+        samples = [lids[0], lids[len(lids) // 2], lids[-1]]
+        traces = [sim.trace(a[1], b[1]) for a in samples for b in samples if a != b]
+    return ib, out, routed, traces
+
+
+def test_a_discovered_topology_is_the_cabling_plan(routed: tuple[IbFabric, Path, Routed, list[list[str]]]) -> None:
+    ib, out, result, _ = routed
+    with (out / "cabling" / "cables.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    from_csv = {frozenset({(r["a_node"], int(r["a_port"])), (r["b_node"], int(r["b_port"]))}) for r in rows}
+    assert len(rows) == len(from_csv) == 272  # 128 HCAs, 16 leaves x 8 up, 4 spines x 4 up
+    assert result.discovered.cables == from_csv == planned_cables(ib)
+    assert result.discovered.switches == set(ib.switches)
+    assert result.discovered.hcas == {h.node for h in ib.hcas}
+
+
+def test_b_every_hca_reaches_every_other(routed: tuple[IbFabric, Path, Routed, list[list[str]]]) -> None:
+    ib, _, result, traces = routed
+    assert len(result.tables.hca_lids) == len(ib.hcas) == 128
+    assert len(result.tables.lft) == len(ib.switches) == 22
+    walk = walk_tables(result.discovered, result.tables)
+    assert walk.failures == []
+    assert walk.pairs == 22 * 128
+    # ibtracert (the switches' tables read hop by hop by another tool) ends where it should, through
+    # leaf -> spine [-> core -> spine] -> leaf: 3 switches inside a zone, 5 across zones
+    nodes = {h.node for h in ib.hcas}
+    for path in traces:
+        assert path[0] in nodes and path[-1] in nodes and path[0] != path[-1]
+        assert len(path) - 2 in (1, 3, 5), path
+        crossing = path[0].split("-")[0] != path[-1].split("-")[0]
+        assert any(ib.switches[n].tier is IbTier.CORE for n in path[1:-1]) is crossing, path
+
+
+def test_c_fat_tree_routing_ran_and_is_balanced(routed: tuple[IbFabric, Path, Routed, list[list[str]]]) -> None:
+    ib, _, result, _ = routed
+    assert result.sm.engine == "ftree", result.sm.log.read_text()[-2000:]
+    balance = leaf_balance(ib, result.discovered, result.tables)
+    assert len(balance) == 16
+    for leaf in balance:
+        assert len(leaf.per_uplink) == 8, leaf  # 8 hosts down, 8 uplinks (4 to each of 2 spines)
+        assert leaf.spread <= 1, leaf
+        assert sum(leaf.per_uplink.values()) == 128 - 8  # every HCA not on this leaf, once
+
+
+def test_d_opensm_reroutes_around_a_cable_and_a_spine(small: tuple[IbFabric, Path]) -> None:
+    ib, out = small
+    cable = next(c for c in ib.cables if c.tier is IbCableTier.LEAF_SPINE)
+    spine = next(s for s in ib.tier(IbTier.SPINE) if s.name != cable.upper)
+    with IbSim(out / "ibsim" / "net", out, **sim_limits(ib)) as sim:
+        Routed(sim, out, "before")
+        sim.console(f'Unlink "{cable.lower}"[{cable.lower_port}]')
+        after_cable = Routed(sim, out, "after-cable")
+        sim.console(f'Unlink "{spine.name}"')
+        after_spine = Routed(sim, out, "after-spine")
+    planned = planned_cables(ib)
+    assert after_cable.discovered.cables == planned - {cable_ends(cable)}
+    walk = walk_tables(after_cable.discovered, after_cable.tables)
+    assert walk.failures == [] and walk.pairs == 22 * 128
+    assert after_cable.tables.lft[cable.lower] and cable.lower_port not in after_cable.tables.lft[cable.lower].values()
+
+    gone = {cable_ends(c) for c in ib.cables if spine.name in (c.lower, c.upper)}
+    assert len(gone) == 8 * 4 + 4  # its 32 leaf links and 4 core links
+    assert after_spine.discovered.cables == planned - {cable_ends(cable)} - gone
+    assert spine.name not in after_spine.discovered.switches
+    walk = walk_tables(after_spine.discovered, after_spine.tables)
+    assert walk.failures == [] and walk.pairs == 21 * 128
+    assert after_spine.sm.engine, "OpenSM configured no routing after the spine went down"
