@@ -35,6 +35,7 @@ COMMANDS = {
     "ansible-inventory": ("netgen.cli.deploy", "Print the Ansible inventory (JSON) generated from the fabric."),
     "cabling": ("netgen.cli.cabling", "The cabling plan: one row per cable, in the order a technician walks the hall."),
     "check": ("netgen.cli.deploy", "Run the device checks read-only (model, BGP, PFC, ECMP, LLDP cabling)."),
+    "compare": ("netgen.cli.compare", "RoCE and its InfiniBand alternative side by side: switches, bandwidth, cost."),
     "deploy": ("netgen.cli.deploy", "Push the rendered configs: pre-checks, diff, commit-confirm, post-checks."),
     "diff": ("netgen.cli.diff", "Diff the rendered configs of FABRIC between two git revisions."),
     "drain": ("netgen.cli.day2", "Drain switches gracefully: capacity guard, Slurm first, read back."),

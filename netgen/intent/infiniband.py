@@ -23,9 +23,10 @@ MAX_PARTITIONS = 64
 
 
 class IbCables(IntentModel):
-    """Cable lengths of the InfiniBand fabric, for the cabling plan and the comparison. Omitted =
-    the RoCE fabric's length for the same run (host to leaf as host to RTSW, leaf to spine as RTSW
-    to CTSW, spine to core as CTSW to ATSW)."""
+    """Cable lengths of the InfiniBand fabric, for the cabling plan and the comparison; every cable is
+    fibre. Omitted = the RoCE fabric's length for the same kind of run: a rail-optimised leaf takes one
+    NIC from each of many racks, so it sits in a network rack as a CTSW does and its host cables run
+    as far as the RTSW-CTSW ones [netgen]; leaf to spine as RTSW to CTSW, spine to core as CTSW to ATSW."""
 
     host_m: int | None = Field(default=None, ge=0, le=10_000, description="HCA to leaf.")
     leaf_spine_m: int | None = Field(default=None, ge=0, le=10_000, description="Leaf to spine.")

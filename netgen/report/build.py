@@ -26,6 +26,7 @@ from netgen.checks.base import Finding
 from netgen.checks.summary import summarize
 from netgen.context import DesignContext
 from netgen.hosts.plan import host_qos, qps_per_connection
+from netgen.infiniband.compare import compare, comparison_lines
 from netgen.platforms.features import dscp_to_tc, tc_to_queue
 from netgen.report.devices import device_table
 from netgen.scheduler.model import scheduler_topology
@@ -197,6 +198,15 @@ def _oversubscription(summary: dict[str, Any]) -> list[dict[str, Any]]:
             for (tier, ratio, declared), zones in grouped.items()]
 
 
+def _infiniband(ctx: DesignContext) -> dict[str, Any] | None:
+    """The RoCE fabric beside its InfiniBand alternative (netgen compare), when the fabric has one."""
+    ib = ctx.infiniband
+    if ib is None:
+        return None
+    result = compare(ctx.fabric, ctx.catalog, ctx.topology, ib)
+    return {"gpus": result.gpus, "rows": comparison_lines(result)}
+
+
 def report_data(ctx: DesignContext, findings: list[Finding],
                 drained: Mapping[str, float] | None = None) -> dict[str, Any]:
     """What the page shows. `drained`: the switches netgen's drain journals left drained (name ->
@@ -222,6 +232,7 @@ def report_data(ctx: DesignContext, findings: list[Finding],
         "whatif": _whatif(ctx),
         "placements": _placements(ctx, drained),
         "maintenance": _maintenance(ctx, drained),
+        "infiniband": _infiniband(ctx),
         "findings": [f.as_dict() for f in findings],
         "errors": counts.get("error", 0),
         "warnings": counts.get("warning", 0),

@@ -317,7 +317,7 @@ class _Builder:
 
     def zone(self, zone: Zone, s: ZoneSizing) -> list[tuple[int, int, str, int]]:
         fabric, z = self.fabric, zone.id
-        host_m = self.host_m if self.host_m is not None else zone.cable_length_m.host_m
+        host_m = self.host_m if self.host_m is not None else zone.cable_length_m.rtsw_ctsw_m
         leaf_spine_m = self.leaf_spine_m if self.leaf_spine_m is not None else zone.cable_length_m.rtsw_ctsw_m
         uplinks: list[tuple[int, int, str, int]] = []
         for group in range(1, s.groups + 1):

@@ -63,6 +63,7 @@ JSON_CASES = {
     "headroom": (["headroom", str(SMALL), "--device", "z01-rtsw001"], 0),
     "hosts": (["hosts", str(SMALL)], 0),
     "infiniband": (["infiniband", str(SMALL)], 0),
+    "compare": (["compare", str(SMALL)], 0),
     "scheduler": (["scheduler", str(SMALL), "--format", "slurm"], 0),
     "place": (["place", str(SMALL), "--hosts", "4"], 0),
     "cabling": (["cabling", str(SMALL)], 0),
