@@ -141,3 +141,45 @@ def test_d_opensm_reroutes_around_a_cable_and_a_spine(small: tuple[IbFabric, Pat
     walk = walk_tables(after_spine.discovered, after_spine.tables)
     assert walk.failures == [] and walk.pairs == 21 * 128
     assert after_spine.sm.engine, "OpenSM configured no routing after the spine went down"
+
+
+# --- meta-24k: one whole zone ----------------------------------------------------------------------
+# The whole of zone 1 of meta-24k's InfiniBand alternative (384 hosts x 8 rails = 3,072 HCAs on 96 leaves,
+# 64 spines in two groups of four rails, and the 56 cores), with the whole fabric's ports and GUIDs.
+# Larger slices and the whole fabric: docs/developer/benchmarks.md (what ibsim holds here).
+META = SMALL.parent.parent / "meta-24k" / "fabric.yaml"
+
+
+def test_meta_zone_routed_by_fat_tree_and_read_back(tmp_path: Path) -> None:
+    from netgen.checks import load_and_check  # noqa: PLC0415
+    from netgen.infiniband.files import render_infiniband  # noqa: PLC0415
+
+    _, ctx, _ = load_and_check(META)
+    assert ctx.infiniband is not None
+    ib = ctx.infiniband.slice({1})
+    assert (len(ib.switches), len(ib.hcas)) == (96 + 64 + 56, 3072)
+    files = render_infiniband(ctx.fabric, ib, str(tmp_path / "opensm"))
+    for folder, items in files.files.items():
+        (tmp_path / folder).mkdir()
+        for item in items:
+            (tmp_path / folder / item.name).write_text(item.content)
+    cable = next(c for c in ib.cables if c.tier is IbCableTier.SPINE_CORE)
+    with IbSim(tmp_path / "ibsim" / "net", tmp_path, **sim_limits(ib)) as sim:
+        routed = Routed(sim, tmp_path, "opensm")
+        lids = routed.tables.hca_lids
+        first, last = lids["z01-r001-h01 mlx5_0"], lids["z01-r192-h02 mlx5_7"]
+        path = sim.trace(first, last)
+        sim.console(f'Unlink "{cable.lower}"[{cable.lower_port}]')
+        after = Routed(sim, tmp_path, "after-cable")
+    assert routed.sm.engine == "ftree", routed.sm.log.read_text()[-2000:]
+    assert routed.discovered.cables == planned_cables(ib)  # (a)
+    walk = walk_tables(routed.discovered, routed.tables)  # (b)
+    assert walk.failures == [] and walk.pairs == 216 * 3072
+    # rails 1 and 8 are in different spine groups: leaf, spine, core, spine, leaf
+    assert [ib.switches[n].tier for n in path[1:-1]] == [IbTier.LEAF, IbTier.SPINE, IbTier.CORE, IbTier.SPINE,
+                                                         IbTier.LEAF]
+    balance = leaf_balance(ib, routed.discovered, routed.tables)  # (c)
+    assert len(balance) == 96 and all(len(b.per_uplink) == 32 and b.spread <= 1 for b in balance)
+    assert after.discovered.cables == planned_cables(ib) - {cable_ends(cable)}  # (d)
+    walk = walk_tables(after.discovered, after.tables)
+    assert walk.failures == [] and walk.pairs == 216 * 3072
