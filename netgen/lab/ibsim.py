@@ -32,7 +32,7 @@ IBSIM_RUN = "ibsim-run"
 PROMPT = "sim> "
 FTREE_DONE = "ftree tables configured on all switches"  # OpenSM osm_ucast_mgr.c, at INFO
 ROUTED = re.compile(r"(\w[\w-]*) tables configured on all switches")
-TOOLS = (IBSIM, IBSIM_RUN, "opensm", "ibnetdiscover", "dump_lfts", "ibtracert")
+TOOLS = (IBSIM, IBSIM_RUN, "opensm", "ibnetdiscover", "dump_lfts", "ibtracert", "smpquery")
 OUTPUT_LIMIT = 256 * 1024 * 1024  # what one tool may print before it is cut off (a fabric of 30k nodes: ~60 MB)
 
 
@@ -117,10 +117,16 @@ def parse_dump_lfts(text: str) -> ForwardingTables:
     return tables
 
 
+# What OpenSM logs when it cannot read a line of a file netgen gave it (osm_prtn_config.c, osm_subnet.c):
+# it skips the line and goes on, so a clean exit proves nothing about netgen's files.
+READ_PROBLEMS = ("PARSE ERROR", "PARSE WARN", "Fail to parse", "Cannot parse")
+
+
 @dataclass
 class SmRun:
     engine: str  # the routing engine OpenSM reports it configured the switches with ("" if none)
     log: Path
+    read_problems: list[str] = field(default_factory=list)  # log lines where OpenSM could not read a file
 
 
 class IbSim:
@@ -220,7 +226,8 @@ class IbSim:
         self.run("opensm", "-o", "-F", str(config), "-f", str(log))
         text = log.read_text(errors="replace") if log.is_file() else ""
         engines = ROUTED.findall(text)
-        return SmRun(engines[-1] if engines else "", log)
+        problems = [line for line in text.splitlines() if any(p in line for p in READ_PROBLEMS)]
+        return SmRun(engines[-1] if engines else "", log, problems)
 
     def discover(self) -> Discovered:
         return parse_ibnetdiscover(self.run("ibnetdiscover"))
@@ -233,6 +240,12 @@ class IbSim:
         text = self.run("ibtracert", str(source_lid), str(destination_lid))
         nodes = re.findall(r'"([^"]*)"\s*$', text, flags=re.MULTILINE)
         return [node for i, node in enumerate(nodes) if i == 0 or nodes[i - 1] != node]  # "To ca" repeats the last
+
+    def pkeys(self, lid: int) -> set[int]:
+        """The P_Key table of the port at `lid` as the subnet manager programmed it (smpquery pkeys):
+        its non-empty entries, the membership bit (0x8000, full) included."""
+        text = self.run("smpquery", "pkeys", str(lid))
+        return {int(value, 16) for value in re.findall(r"0x([0-9a-f]{4})", text)} - {0}
 
     def close(self) -> None:
         proc = self.proc

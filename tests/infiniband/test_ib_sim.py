@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,6 +58,7 @@ class Routed:
 
     def __init__(self, sim: IbSim, out: Path, name: str) -> None:
         self.sm = sim.opensm(out / "opensm" / "opensm.conf", out / f"{name}.log")
+        assert self.sm.read_problems == [], self.sm.read_problems  # OpenSM read every file netgen wrote
         self.discovered: Discovered = sim.discover()
         self.tables: ForwardingTables = sim.forwarding_tables()
 
@@ -183,3 +185,41 @@ def test_meta_zone_routed_by_fat_tree_and_read_back(tmp_path: Path) -> None:
     assert after.discovered.cables == planned_cables(ib) - {cable_ends(cable)}  # (d)
     walk = walk_tables(after.discovered, after.tables)
     assert walk.failures == [] and walk.pairs == 216 * 3072
+
+
+def test_e_partitions_are_what_opensm_programs_into_each_port(tmp_path: Path) -> None:
+    """Tenants: zone 1 in 0x0010, zone 2 in 0x0020. OpenSM reads netgen's partitions.conf and programs each
+    HCA port's P_Key table (read back with smpquery): its tenant's key as a full member (0x8000 set), the
+    default partition as a limited member (0x7fff, bit clear), and no other tenant's key."""
+    from tests.support.fabrics import edited_small  # noqa: PLC0415
+
+    def tenants(data: dict[str, Any]) -> None:
+        data["infiniband"]["partitions"] = [{"name": "tenant-a", "pkey": 0x10, "zones": [1]},
+                                            {"name": "tenant-b", "pkey": 0x20, "zones": [2], "ipoib": True}]
+
+    fabric = edited_small(tmp_path / "fabric", tenants)
+    out = tmp_path / "ib"
+    render(fabric, out)
+    ib = plan_of(fabric)
+    with IbSim(out / "ibsim" / "net", out, **sim_limits(ib)) as sim:
+        routed = Routed(sim, out, "opensm")
+        lids = routed.tables.hca_lids
+        zone1 = sim.pkeys(lids["z01-r002-h01 mlx5_3"])
+        zone2 = sim.pkeys(lids["z02-r004-h02 mlx5_7"])
+    assert routed.sm.read_problems == []
+    assert zone1 == {0x7FFF, 0x8010}
+    assert zone2 == {0x7FFF, 0x8020}
+
+
+def test_a_file_opensm_cannot_read_is_seen(small: tuple[IbFabric, Path], tmp_path: Path) -> None:
+    """OpenSM skips a line it cannot read and routes on: the log is the only witness, and it is read."""
+    ib, out = small
+    conf = tmp_path / "opensm.conf"
+    broken = tmp_path / "partitions.conf"
+    broken.write_text("Default=0x7fff : ALL=full ;\ntenant=0x10 full, everything ;\n")
+    conf.write_text((out / "opensm" / "opensm.conf").read_text().replace(
+        str(out / "opensm" / "partitions.conf"), str(broken)))
+    with IbSim(out / "ibsim" / "net", out, **sim_limits(ib)) as sim:
+        run = sim.opensm(conf, tmp_path / "opensm.log")
+    assert run.engine == "ftree"
+    assert len(run.read_problems) == 1 and "PARSE ERROR: line 2" in run.read_problems[0]
