@@ -33,7 +33,7 @@ from netgen.cli.common import (
 )
 from netgen.scheduler.export import FORMATS, ExportTarget, export, export_target
 from netgen.scheduler.hostlist import expand as expand_hostlist
-from netgen.scheduler.model import SchedulerTopology, scheduler_topology
+from netgen.scheduler.model import SchedulerTopology, ib_scheduler_topology, scheduler_topology
 from netgen.scheduler.versions import KUEUE, SLURM, TOPOGRAPH, VOLCANO, Scheduler
 from netgen.whatif.ecmp import MAX_QPS, SEED, TARGET, TRIALS
 from netgen.whatif.study import COMPARED_QPS, RULE, StageStudy
@@ -64,9 +64,12 @@ def _version_option(scheduler: Scheduler, formats: str, changes: str) -> Callabl
 @_version_option(KUEUE, "kueue", "; 0.14 gets kueue.x-k8s.io/v1beta1, 0.15 and later v1beta2")
 @_version_option(VOLCANO, "volcano", "; tierName from 1.14 (1.12 and 1.13 refuse it)")
 @_version_option(TOPOGRAPH, "topograph", "")
+@click.option("--network", type=click.Choice(["roce", "infiniband"]), default="roce", show_default=True,
+              help="infiniband: the fabric's InfiniBand alternative (`infiniband:`): hosts under the leaves they share"
+                   " on every rail, zones under the core.")
 @json_option
 def scheduler(fabric: str, fmt: str, output: Path | None, slurm_version: str | None, kueue_version: str | None,
-              volcano_version: str | None, topograph_version: str | None, as_json: bool) -> None:
+              volcano_version: str | None, topograph_version: str | None, network: str, as_json: bool) -> None:
     """FABRIC's topology for a scheduler: hosts under their rack switch (RTSW), racks under their zone
     (its non-blocking CTSW plane as one switch), zones under the ATSW layer.
 
@@ -79,7 +82,12 @@ def scheduler(fabric: str, fmt: str, output: Path | None, slurm_version: str | N
     except ValueError as exc:
         fail(str(exc), as_json)
     _, ctx = load_checked(fabric, as_json, "not exported")
-    topo = scheduler_topology(ctx.fabric, ctx.topology)
+    if network == "infiniband":
+        if ctx.infiniband is None:
+            fail("--network infiniband: the fabric has no infiniband: section", as_json)
+        topo = ib_scheduler_topology(ctx.fabric, ctx.infiniband)
+    else:
+        topo = scheduler_topology(ctx.fabric, ctx.topology)
     try:
         text = export(topo, target)
     except ValueError as exc:  # a name Kubernetes does not take as a label value

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from netgen.intent.fabric import Fabric
+from netgen.topology.infiniband import IbCableTier, IbFabric, IbTier
 from netgen.topology.model import Role, Topology
 
 
@@ -32,6 +33,7 @@ class SchedulerTopology:
     fabric: str
     top: str | None  # the ATSW layer; None for a single zone without one
     zones: tuple[ZoneView, ...]
+    levels: str = "a zone's CTSW plane is one switch (it is non-blocking)"  # what the virtual switches stand for
 
     def hosts(self) -> list[str]:
         return [h for z in self.zones for r in z.racks for h in r.hosts]
@@ -61,3 +63,30 @@ def scheduler_topology(fabric: Fabric, topology: Topology) -> SchedulerTopology:
     zones.sort(key=lambda z: z.id)
     top = top_switch(fabric) if fabric.aggregation is not None or len(zones) > 1 else None
     return SchedulerTopology(fabric.name, top, tuple(zones))
+
+
+def leaf_group_switch(fabric: Fabric, zone: int, number: int) -> str:
+    """The virtual switch of an InfiniBand zone's leaves number N on every rail (their hosts share them)."""
+    return f"{fabric.hostname_prefix}z{zone:02d}-leaves{number:02d}"
+
+
+def ib_scheduler_topology(fabric: Fabric, ib: IbFabric) -> SchedulerTopology:
+    """The InfiniBand alternative as a scheduler sees it. A host has a leaf on every rail, and the hosts
+    of leaf N of one rail are those of leaf N of every rail (rail-optimised): those hosts are the
+    'rack' (one hop apart on every rail), a zone's spine groups its virtual switch, the core the top."""
+    leaf_number = {s.name: s.number for s in ib.switches.values() if s.tier is IbTier.LEAF}
+    groups: dict[tuple[int, int], list[str]] = {}
+    first_rail = {cable.lower: cable.upper for cable in ib.cables if cable.tier is IbCableTier.HOST_LEAF}
+    for hca in ib.hcas:
+        if hca.nic != 1:
+            continue
+        hosts = groups.setdefault((hca.zone, leaf_number[first_rail[hca.node]]), [])
+        hosts.append(hca.host)
+    zones = []
+    for zone in sorted({z for z, _ in groups}):
+        racks = tuple(Rack(leaf_group_switch(fabric, zone, n), tuple(groups[(z, n)]))
+                      for z, n in sorted(groups) if z == zone)
+        zones.append(ZoneView(zone, zone_switch(fabric, zone), racks))
+    top = f"{fabric.hostname_prefix}ibcore" if ib.cores else None
+    return SchedulerTopology(fabric.name, top, tuple(zones),
+                             "InfiniBand: hosts sharing a leaf on every rail are one switch, a zone's spines one")

@@ -38,7 +38,7 @@ MAX_SWITCH_NAME = 64  # topology.conf(5): switch names are at most 64 characters
 def _header(topo: SchedulerTopology, plugin: str, release: Release | None = None) -> list[str]:
     written_for = f", Slurm {SLURM.show(release)} and later" if release is not None else ""
     return [f"# netgen: Slurm topology of fabric {topo.fabric}, for TopologyPlugin=topology/{plugin}{written_for}",
-            "# Generated from the fabric intent; a zone's CTSW plane is one switch (it is non-blocking)."]
+            f"# Generated from the fabric intent; {topo.levels}."]
 
 
 def tree(topo: SchedulerTopology) -> str:

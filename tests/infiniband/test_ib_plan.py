@@ -193,3 +193,21 @@ def test_without_a_section_or_with_a_bad_directory(tmp_path: Path) -> None:
     result = run_cli("infiniband", str(tmp_path / "fabric.yaml"), "--json")
     assert result.exit_code == 2
     assert "no infiniband: section" in json.loads(result.stdout)["error"]
+
+
+def test_scheduler_topology_of_the_infiniband_alternative() -> None:
+    """Hosts under the leaves they share on every rail: the small example's 8 hosts a zone are one leaf
+    group; meta-24k's 384 a zone are 12 groups of 32 (16 racks each). Every exporter takes it."""
+    result = run_cli("scheduler", str(SMALL), "--format", "slurm", "--network", "infiniband")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    hosts = ",".join(f"z01-r00{rack}-h[01-02]" for rack in range(1, 5))
+    assert f"SwitchName=z01-leaves01 Nodes={hosts}" in lines
+    assert lines[-1] == "SwitchName=ibcore Switches=z[01-02]" and "InfiniBand" in lines[1]
+    for fmt in ("slurm-block", "kueue", "volcano", "topograph"):
+        payload = json.loads(run_cli("scheduler", str(SMALL), "--format", fmt, "--network", "infiniband",
+                                     "--json").stdout)
+        assert (payload["ok"], payload["racks"], payload["hosts"]) == (True, 2, 16)
+    payload = json.loads(run_cli("scheduler", str(META), "--format", "slurm", "--network", "infiniband",
+                                 "--json").stdout)
+    assert (payload["zones"], payload["racks"], payload["hosts"]) == (8, 96, 3072)

@@ -32,7 +32,7 @@ def _effective_user(pid: int) -> str:
     return pwd.getpwuid(int(uids.split()[2])).pw_name  # Uid: real, effective, saved, file system
 
 
-def _show_topology(fabric: Path) -> tuple[str, str, str]:
+def _show_topology(fabric: Path, *network: str) -> tuple[str, str, str]:
     """Start slurmctld (as the slurm user) on FABRIC's topology, written by netgen as root under umask
     022 and then replaced by a second export; `scontrol show topology`, the topology.conf, the log."""
     with controller_folders() as (etc, state):
@@ -40,7 +40,7 @@ def _show_topology(fabric: Path) -> tuple[str, str, str]:
         previous = os.umask(0o022)  # a root shell's
         try:
             for _ in ("written", "replaced"):
-                result = run_cli("scheduler", str(fabric), "--format", "slurm", "-o", str(topology))
+                result = run_cli("scheduler", str(fabric), "--format", "slurm", "-o", str(topology), *network)
                 assert result.exit_code == 0, result.output
             hosts = [w for line in topology.read_text().splitlines() if "Nodes=" in line
                      for w in expand_hostlist(line.split("Nodes=", 1)[1])]
@@ -72,4 +72,20 @@ def test_slurmctld_loads_the_tree_and_lists_every_switch(fabric):
     assert (len(racks), len(zones)) == expected[:2]
     top_nodes = expand_hostlist(re.search(r"Nodes=(\S+)", listed["atsw"].group(3)).group(1))
     assert len(top_nodes) == expected[2]  # every host reachable from the top switch
+    assert "switches lack access" not in log and "Invalid hostnames" not in log
+
+
+@pytest.mark.parametrize("fabric", [SMALL, META], ids=["small", "meta-24k"])
+def test_slurmctld_loads_the_infiniband_alternatives_tree(fabric):
+    """`--network infiniband`: hosts under the leaves they share on every rail, zones under the core."""
+    why = prerequisites()
+    if why:
+        pytest.skip(why)
+    shown, _, log = _show_topology(fabric, "--network", "infiniband")
+    listed = {m.group(1): m for m in re.finditer(r"^SwitchName=(\S+) Level=(\d+)(.*)$", shown, re.M)}
+    groups = [n for n in listed if "-leaves" in n]
+    assert {listed[n].group(2) for n in groups} == {"0"} and listed["ibcore"].group(2) == "2"
+    expected = {"small": (2, 16), "meta-24k": (96, 3072)}[fabric.name if fabric.is_dir() else "small"]
+    top_nodes = expand_hostlist(re.search(r"Nodes=(\S+)", listed["ibcore"].group(3)).group(1))
+    assert (len(groups), len(top_nodes)) == expected
     assert "switches lack access" not in log and "Invalid hostnames" not in log
