@@ -67,6 +67,7 @@ def opensm_conf(fabric: Fabric, opensm_dir: str) -> str:
     if ib is None:
         raise ValueError("the fabric has no infiniband: section")
     sm = ib.subnet_manager
+    # keys as `opensm -c` writes them (OpenSM 3.3.23; infiniband-sources.md §3; test_ib_plan checks each)
     settings: list[tuple[str, str]] = [
         ("routing_engine", sm.routing_engine),
         ("root_guid_file", f"{opensm_dir}/root_guids"),
@@ -90,6 +91,8 @@ def partitions_conf(fabric: Fabric, ib_fabric: IbFabric) -> str:
     ib = fabric.infiniband
     if ib is None:
         raise ValueError("the fabric has no infiniband: section")
+    # Syntax: opensm(8) "PARTITION CONFIGURATION" (infiniband-sources.md §5): `Name=PKey[,ipoib] : members ;`,
+    # members by port GUID `=full`; SELF is the SM's own port; OpenSM adds the full-member bit 0x8000 itself.
     lines = [f"# Partitions of {fabric.name}, written by netgen (OpenSM partition config file)."]
     if not ib.partitions:
         lines.append(f"Default=0x{DEFAULT_PKEY:04x}, ipoib : ALL=full ;")
@@ -120,8 +123,11 @@ def nccl_env(fabric: Fabric, ib_fabric: IbFabric) -> str:
             break
         devices.append(hca.device)
     settings = [
-        # "=": exactly these devices, ":1" their port 1, in rail order
+        # "=": exactly these devices (a bare mlx5_1 is a prefix that also takes mlx5_10..), ":1" their port 1,
+        # in rail order (NCCL env.rst NCCL_IB_HCA; infiniband-sources.md §9)
         ("NCCL_IB_HCA", "=" + ",".join(f"{d}:1" for d in devices)),
+        # the service level of every QP NCCL opens, data and clear-to-send alike (NCCL_IB_SL, default 0, §9);
+        # NCCL_IB_ADAPTIVE_ROUTING keeps NCCL's default (on for InfiniBand ports)
         ("NCCL_IB_SL", str(ib.service_level)),
     ]
     header = [f"# NCCL on the InfiniBand fabric of {fabric.name}, written by netgen. No NCCL_IB_TC,"
