@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from netgen.infiniband.discovered import DiscoveredFabric, GuidMatch, match_plan
 from netgen.intent.fabric import Fabric
 from netgen.intent.infiniband import DEFAULT_PKEY
 from netgen.rendered import RenderedFile
@@ -42,6 +43,7 @@ class IbFiles:
 
     files: dict[str, list[RenderedFile]]
     ib: IbFabric
+    matched: GuidMatch | None = None  # the installed fabric's GUIDs, when they were given
 
     @property
     def count(self) -> int:
@@ -196,6 +198,14 @@ class IbInputError(ValueError):
     """A request `netgen infiniband` cannot serve (no section, an unusable directory): exit 2."""
 
 
+class IbMismatch(Exception):
+    """The installed fabric (ibnetdiscover) is not cabled as planned: no file is written (exit 1)."""
+
+    def __init__(self, matched: GuidMatch) -> None:
+        super().__init__(f"{len(matched.problems)} difference(s) between the installed fabric and the plan")
+        self.matched = matched
+
+
 def summary(ib: IbFabric) -> dict[str, Any]:
     """What the fat tree is, as data: switches per tier, cables per tier, sizing per zone."""
     tiers = Counter(s.tier.value for s in ib.switches.values())
@@ -208,12 +218,22 @@ def summary(ib: IbFabric) -> dict[str, Any]:
     }
 
 
-def build(fabric: Fabric, ib: IbFabric | None, opensm_dir: str = OPENSM_DIR) -> IbFiles:
+def build(fabric: Fabric, ib: IbFabric | None, opensm_dir: str = OPENSM_DIR,
+          discovered: DiscoveredFabric | None = None) -> IbFiles:
     """`netgen infiniband`: the files of a checked fabric's InfiniBand alternative. IbInputError when the
-    fabric has none or the OpenSM directory cannot be written into opensm.conf as it is."""
+    fabric has none or the OpenSM directory cannot be written into opensm.conf as it is. With the
+    installed fabric's ibnetdiscover output, the files carry its GUIDs (IbMismatch when it is not cabled
+    as planned)."""
     if ib is None or fabric.infiniband is None:
         raise IbInputError("the fabric has no infiniband: section (see docs/how-to/infiniband-alternative.md)")
     if OPENSM_DIR_PATTERN.fullmatch(opensm_dir) is None:
         raise IbInputError(f"--opensm-dir must be an absolute path of letters, digits and _ . / - (at most 200),"
                            f" not {opensm_dir[:80]!r}")
-    return render_infiniband(fabric, ib, opensm_dir.rstrip("/") or "/")
+    matched = None
+    if discovered is not None:
+        matched = match_plan(ib, discovered)
+        if matched.problems:
+            raise IbMismatch(matched)
+        ib = ib.with_guids(matched.node_guids, matched.port_guids)
+    files = render_infiniband(fabric, ib, opensm_dir.rstrip("/") or "/")
+    return IbFiles(files.files, ib, matched)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
+from netgen.infiniband.discovered import DiscoveredFabric, parse_ibnetdiscover
 from netgen.topology.infiniband import IbCable, IbFabric, IbTier
 
 IBSIM = "ibsim"
@@ -49,44 +50,6 @@ Port = tuple[str, int]  # (node description, port number)
 
 def cable_ends(cable: IbCable) -> frozenset[Port]:
     return frozenset({(cable.lower, cable.lower_port), (cable.upper, cable.upper_port)})
-
-
-@dataclass
-class Discovered:
-    """ibnetdiscover's view: nodes by description, and every cable as its two ends."""
-
-    switches: set[str] = field(default_factory=set)
-    hcas: set[str] = field(default_factory=set)
-    cables: set[frozenset[Port]] = field(default_factory=set)
-
-
-_NODE = re.compile(r'^(Switch|Ca)\s+\d+\s+"([SH]-[0-9a-f]+)"\s*#\s*"([^"]*)"')
-_PORT = re.compile(r'^\[(\d+)\](?:\([0-9a-f]+\))?\s+"([SH]-[0-9a-f]+)"\[(\d+)\]')
-
-
-def parse_ibnetdiscover(text: str) -> Discovered:
-    """ibnetdiscover's topology output (records of a node header and its connected ports)."""
-    names: dict[str, str] = {}
-    ends: list[tuple[str, int, str, int]] = []
-    current: str | None = None
-    kinds: dict[str, str] = {}
-    for line in text.splitlines():
-        if (node := _NODE.match(line)) is not None:
-            current = node.group(2)
-            names[current] = node.group(3)
-            kinds[current] = node.group(1)
-        elif (port := _PORT.match(line)) is not None and current is not None:
-            ends.append((current, int(port.group(1)), port.group(2), int(port.group(3))))
-        elif not line.strip():
-            current = None
-    result = Discovered()
-    for node_id, kind in kinds.items():
-        (result.switches if kind == "Switch" else result.hcas).add(names[node_id])
-    for node_id, local, peer_id, remote in ends:
-        if peer_id not in names:
-            raise IbSimError(f"ibnetdiscover lists a link to {peer_id}, a node it does not describe")
-        result.cables.add(frozenset({(names[node_id], local), (names[peer_id], remote)}))
-    return result
 
 
 @dataclass
@@ -229,7 +192,7 @@ class IbSim:
         problems = [line for line in text.splitlines() if any(p in line for p in READ_PROBLEMS)]
         return SmRun(engines[-1] if engines else "", log, problems)
 
-    def discover(self) -> Discovered:
+    def discover(self) -> DiscoveredFabric:
         return parse_ibnetdiscover(self.run("ibnetdiscover"))
 
     def forwarding_tables(self) -> ForwardingTables:
@@ -271,7 +234,7 @@ class Reachability:
     failures: list[str] = field(default_factory=list)
 
 
-def walk_tables(discovered: Discovered, tables: ForwardingTables) -> Reachability:
+def walk_tables(discovered: DiscoveredFabric, tables: ForwardingTables) -> Reachability:
     """From every switch towards every HCA's LID, following the switches' own forwarding tables over the
     discovered cables: each walk must end at that HCA, without a loop or a dead end. An HCA reaches a
     destination if its leaf does, so this covers every HCA pair."""
@@ -323,7 +286,7 @@ class LeafBalance:
         return max(counts) - min(counts) if counts else 0
 
 
-def leaf_balance(ib: IbFabric, discovered: Discovered, tables: ForwardingTables) -> list[LeafBalance]:
+def leaf_balance(ib: IbFabric, discovered: DiscoveredFabric, tables: ForwardingTables) -> list[LeafBalance]:
     """For every leaf, how many remote HCAs its forwarding table sends over each of its uplinks."""
     switches = {s.name for s in ib.tier(IbTier.LEAF)}
     uplinks: dict[str, set[int]] = {}

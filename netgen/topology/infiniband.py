@@ -21,7 +21,7 @@ hardware has its own GUIDs; the lab and the OpenSM files read from here use thes
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from fractions import Fraction
 
@@ -83,16 +83,13 @@ class IbHca:
     rack: int
     nic: int  # 1-based; also its rail
     device: str  # RDMA device name (mlx5_0 for NIC 1)
-    guid: int  # node GUID; the port's is guid + 1
+    guid: int  # node GUID
+    port_guid: int  # port 1's GUID: planned, guid + 1 (as ibsim numbers ports); or the installed HCA's
 
     @property
     def node(self) -> str:
         """Node description as rdma-core's rdma-ndd sets it: '<hostname> <device>'."""
         return f"{self.host} {self.device}"
-
-    @property
-    def port_guid(self) -> int:
-        return self.guid + 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +150,15 @@ class IbFabric:
 
     def tier(self, tier: IbTier) -> list[IbSwitch]:
         return [s for s in self.switches.values() if s.tier is tier]
+
+    def with_guids(self, node_guids: dict[str, int], port_guids: dict[str, int]) -> IbFabric:
+        """The same fabric with the installed hardware's GUIDs (netgen.infiniband.discovered) in place of
+        the planned ones, for every node named in the maps."""
+        switches = {name: replace(s, guid=node_guids.get(name, s.guid)) for name, s in self.switches.items()}
+        hcas = [replace(h, guid=node_guids.get(h.node, h.guid), port_guid=port_guids.get(h.node, h.port_guid))
+                for h in self.hcas]
+        return IbFabric(self.fabric, self.switch_model, self.link_speed_gbps, self.sizing, self.cores,
+                        self.core_links_per_group, switches, hcas, self.cables)
 
     def slice(self, zones: set[int], racks: int | None = None) -> IbFabric:
         """The part a lab runs: the hosts of these zones (their first `racks` racks), the leaves they
@@ -345,7 +351,8 @@ class _Builder:
             leaf, port = divmod(index, s.hosts_per_leaf)
             name = host_name(fabric, z, rack + 1, host + 1)
             for nic in range(1, s.rails + 1):
-                hca = IbHca(name, z, rack + 1, nic, hca_device(fabric, nic), hca_guid(z, rack + 1, host + 1, nic))
+                guid = hca_guid(z, rack + 1, host + 1, nic)
+                hca = IbHca(name, z, rack + 1, nic, hca_device(fabric, nic), guid, guid + 1)
                 self.result.hcas.append(hca)
                 self.result.cables.append(IbCable(IbCableTier.HOST_LEAF, hca.node, 1,
                                                   leaf_name(fabric, z, nic, leaf + 1), port + 1, host_m))

@@ -15,13 +15,14 @@ compute-node GUID files, and everything read back from the simulated switches wi
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from netgen.infiniband.discovered import DiscoveredFabric
 from netgen.lab.ibsim import (
-    Discovered,
     ForwardingTables,
     IbSim,
     cable_ends,
@@ -59,7 +60,7 @@ class Routed:
     def __init__(self, sim: IbSim, out: Path, name: str) -> None:
         self.sm = sim.opensm(out / "opensm" / "opensm.conf", out / f"{name}.log")
         assert self.sm.read_problems == [], self.sm.read_problems  # OpenSM read every file netgen wrote
-        self.discovered: Discovered = sim.discover()
+        self.discovered: DiscoveredFabric = sim.discover()
         self.tables: ForwardingTables = sim.forwarding_tables()
 
 
@@ -223,3 +224,55 @@ def test_a_file_opensm_cannot_read_is_seen(small: tuple[IbFabric, Path], tmp_pat
         run = sim.opensm(conf, tmp_path / "opensm.log")
     assert run.engine == "ftree"
     assert len(run.read_problems) == 1 and "PARSE ERROR: line 2" in run.read_problems[0]
+
+
+def _without_guids(net: str) -> str:
+    """The net file as an installed fabric: every GUID the hardware's own (ibsim's defaults), not netgen's."""
+    return "".join(line for line in net.splitlines(keepends=True) if not line.startswith(("switchguid=", "caguid=")))
+
+
+def test_f_the_installed_fabrics_guids_from_ibnetdiscover(small: tuple[IbFabric, Path], tmp_path: Path) -> None:
+    """`netgen infiniband --discovered`: the installed fabric's ibnetdiscover output gives every planned
+    node its hardware GUID, found by place; OpenSM then routes the installed fabric by fat tree with the
+    root and compute-node files netgen wrote from it."""
+    ib, out = small
+    installed = tmp_path / "installed.net"
+    installed.write_text(_without_guids((out / "ibsim" / "net").read_text()))
+    with IbSim(installed, tmp_path, **sim_limits(ib)) as sim:
+        discovered = tmp_path / "ibnetdiscover.txt"
+        discovered.write_text(sim.run("ibnetdiscover"))
+        files = tmp_path / "files"
+        result = run_cli("infiniband", str(SMALL), "-o", str(files), "--opensm-dir", str(files / "opensm"),
+                         "--discovered", str(discovered), "--json")
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["cables_checked"] == 272
+        roots = (files / "opensm" / "root_guids").read_text().split()
+        assert roots and not any(g.startswith("0x024e47") for g in roots)  # the hardware's, not netgen's plan
+        run = sim.opensm(files / "opensm" / "opensm.conf", tmp_path / "opensm.log")
+        assert run.engine == "ftree" and run.read_problems == []
+        tables = sim.forwarding_tables()
+        assert walk_tables(sim.discover(), tables).failures == []
+
+
+def test_g_a_miscabled_installed_fabric_writes_nothing(small: tuple[IbFabric, Path], tmp_path: Path) -> None:
+    """Two uplinks of z01-r1-leaf01 swapped on spine01 (ports 1 and 2): both named, exit 1, no file."""
+    ib, out = small
+    net = _without_guids((out / "ibsim" / "net").read_text())
+    net = (net.replace('[9] "z01-g1-spine01"[1]', '[9] "z01-g1-spine01"[@]')
+              .replace('[10] "z01-g1-spine01"[2]', '[10] "z01-g1-spine01"[1]')
+              .replace('[9] "z01-g1-spine01"[@]', '[9] "z01-g1-spine01"[2]')
+              .replace('[1] "z01-r1-leaf01"[9]', '[1] "z01-r1-leaf01"[@]')
+              .replace('[2] "z01-r1-leaf01"[10]', '[2] "z01-r1-leaf01"[9]')
+              .replace('[1] "z01-r1-leaf01"[@]', '[1] "z01-r1-leaf01"[10]'))
+    installed = tmp_path / "installed.net"
+    installed.write_text(net)
+    with IbSim(installed, tmp_path, **sim_limits(ib)) as sim:
+        discovered = tmp_path / "ibnetdiscover.txt"
+        discovered.write_text(sim.run("ibnetdiscover"))
+    result = run_cli("infiniband", str(SMALL), "-o", str(tmp_path / "files"), "--discovered", str(discovered),
+                     "--json")
+    assert result.exit_code == 1, result.output
+    problems = json.loads(result.stdout)["problems"]
+    assert problems == ["z01-r1-leaf01 port 9: on z01-g1-spine01 port 2, planned port 1",
+                        "z01-r1-leaf01 port 10: on z01-g1-spine01 port 1, planned port 2"]
+    assert not (tmp_path / "files").exists()
