@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, TypeVar, get_args
 
 from netgen.intent.catalog import AsicFamily, AsicFamilyBuffers, Catalog, InfinibandSwitchModel, PlatformModel
 from netgen.intent.errors import InputProblem, NetgenInputError, Path_, dotted, show_value
@@ -207,31 +207,32 @@ def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any
     return result
 
 
-def _validate_models(
-    raw: dict[str, Any], marks: Marks, display: str, out: dict[str, PlatformModel], problems: list[InputProblem]
-) -> None:
+Entry = TypeVar("Entry", PlatformModel, InfinibandSwitchModel)
+
+
+def _validate_entries(kind: type[Entry], section: str, raw: dict[str, Any], marks: Marks, display: str,
+                      out: dict[str, Entry], problems: list[InputProblem]) -> None:
+    """Each named entry of a catalog section (`models`, `infiniband_switches`) validated as `kind`."""
     for name, entry in raw.items():
         if not isinstance(name, str) or not _is_safe_name(name):
-            problems.append(_at(display, marks, ("models", str(name)), "invalid model name",
+            problems.append(_at(display, marks, (section, str(name)), "invalid model name",
                                 given=show_value(name), allowed=PATTERN_TEXT[NAME_PATTERN]))
             continue
         try:
-            out[name] = validate(PlatformModel, entry, marks, display, ("models", name))
+            out[name] = validate(kind, entry, marks, display, (section, name))
         except NetgenInputError as exc:
             problems.extend(exc.problems)
+
+
+def _validate_models(
+    raw: dict[str, Any], marks: Marks, display: str, out: dict[str, PlatformModel], problems: list[InputProblem]
+) -> None:
+    _validate_entries(PlatformModel, "models", raw, marks, display, out, problems)
 
 
 def _validate_ib_switches(raw: dict[str, Any], marks: Marks, display: str, out: dict[str, InfinibandSwitchModel],
                           problems: list[InputProblem]) -> None:
-    for name, entry in raw.items():
-        if not isinstance(name, str) or not _is_safe_name(name):
-            problems.append(_at(display, marks, ("infiniband_switches", str(name)), "invalid model name",
-                                given=show_value(name), allowed=PATTERN_TEXT[NAME_PATTERN]))
-            continue
-        try:
-            out[name] = validate(InfinibandSwitchModel, entry, marks, display, ("infiniband_switches", name))
-        except NetgenInputError as exc:
-            problems.extend(exc.problems)
+    _validate_entries(InfinibandSwitchModel, "infiniband_switches", raw, marks, display, out, problems)
 
 
 def _is_safe_name(name: str) -> bool:
