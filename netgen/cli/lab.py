@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,6 +30,7 @@ from netgen.cli.common import (
     out,
 )
 from netgen.context import DesignContext
+from netgen.infiniband.files import render_infiniband
 from netgen.intent.loader import load_fabric, resolve_fabric_path
 from netgen.intent.secrets import SecretError, fill_files
 from netgen.lab import containerlab, netns
@@ -35,6 +38,7 @@ from netgen.lab.adapters import lab_inputs
 from netgen.lab.backend import BuildReport, LabBackend, LabError, check_lab_name
 from netgen.lab.backends import BACKENDS
 from netgen.lab.grow import grow_lab
+from netgen.lab.ibsim import IbSimError, failure_targets, missing_tools, prove
 from netgen.lab.plan import LabPlan, LabSliceError, SliceRequest
 from netgen.lab.site import write_site
 from netgen.lab.traffic import DEFAULT_FLOWS, DEFAULT_RATE, TrafficSpec
@@ -447,3 +451,62 @@ def export(fabric: str, directory: Path, name: str, zone: int | None, racks: int
         out.print(f"deploy where Docker, containerlab and the images exist: `containerlab deploy -t"
                   f" {escape(str(result.topology))}`, or `netgen lab up ... --backend containerlab`")
     sys.exit(EXIT_OK)
+
+
+@lab.command(name="ib")
+@fabric_argument
+@click.option("--zones", metavar="N[,N...]", help="Zones to run (default: all); their spines and the whole core come"
+                                                  " with them.")
+@click.option("--racks", type=click.IntRange(min=1), help="Only each zone's first N racks' hosts (and their leaves).")
+@click.option("--fail", "failures", multiple=True, metavar="SWITCH|NODE[PORT]",
+              help="After the fabric as planned, take this down (a switch whole, or one cable by an end) and route"
+                   " again; repeat for more, each on top of the last.")
+@click.option("--timeout", type=click.FloatRange(min=10, max=7200), default=900, show_default=True,
+              help="Seconds any one tool (the simulator, OpenSM, a diagnostic) may take.")
+@json_option
+def ib(fabric: str, zones: str | None, racks: int | None, failures: tuple[str, ...], timeout: float,
+       as_json: bool) -> None:
+    """The InfiniBand alternative on ibsim, routed by the real OpenSM with the files `netgen infiniband`
+    writes and read back with infiniband-diags: the topology is the cabling plan, every HCA reaches every
+    other through the switches' own tables, the routing engine is ftree and balances each leaf's uplinks
+    within one; after each --fail, OpenSM routes again and every HCA still reaches every other. Needs
+    opensm, ibsim-utils and infiniband-diags; no root."""
+    missing = missing_tools()
+    if missing:
+        fail(f"needs {', '.join(missing)}: apt-get install opensm ibsim-utils infiniband-diags", as_json)
+    _, ctx = load_checked(fabric, as_json, "nothing run")
+    plan = ctx.infiniband
+    if plan is None or ctx.fabric.infiniband is None:
+        fail("the fabric has no infiniband: section", as_json)
+    try:
+        chosen = {int(z) for z in zones.split(",")} if zones else {z.id for z in ctx.fabric.zones}
+    except ValueError:
+        fail(f"--zones {(zones or '')[:80]!r}: zone numbers separated by commas", as_json)
+    if not chosen <= {z.id for z in ctx.fabric.zones}:
+        fail(f"--zones: the fabric has no zone {min(chosen - {z.id for z in ctx.fabric.zones})}", as_json)
+    part = plan.slice(chosen, racks)
+    try:
+        targets = failure_targets(part, list(failures))
+    except ValueError as exc:
+        fail(str(exc), as_json)
+    with tempfile.TemporaryDirectory(prefix="netgen-ib-") as folder:
+        workdir = Path(folder)
+        files = render_infiniband(ctx.fabric, part, str(workdir / "opensm"))
+        texts = {name: {item.name: item.content for item in items} for name, items in files.files.items()}
+        try:
+            proof = prove(part, texts, workdir, ctx.fabric.infiniband.subnet_manager.routing_engine, targets, timeout)
+        except IbSimError as exc:
+            fail(str(exc), as_json, EXIT_INTERNAL)
+    code = EXIT_OK if proof.ok else EXIT_DESIGN
+    if as_json:
+        emit_json({"ok": proof.ok, "exit_code": code, **dataclasses.asdict(proof)})
+        sys.exit(code)
+    out.print(f"ibsim: {proof.switches} switches, {proof.hcas} HCAs, {proof.cables} cables")
+    for sweep in proof.sweeps:
+        mark = "[green]ok[/]" if sweep.ok else "[bold red]FAIL[/]"
+        spread = f", leaf uplinks within {sweep.max_spread}" if sweep.max_spread is not None else ""
+        out.print(f"{mark} {escape(sweep.label)}: routed by {escape(sweep.engine or 'nothing')}, {sweep.pairs}"
+                  f" switch-to-HCA routes walked, {len(sweep.unreachable)} unreachable{spread}")
+        for line in [*sweep.read_problems, *sweep.missing_cables, *sweep.extra_cables, *sweep.unreachable][:20]:
+            out.print(f"    {escape(line)}")
+    sys.exit(code)

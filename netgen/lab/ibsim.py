@@ -314,3 +314,89 @@ def sim_limits(ib: IbFabric) -> dict[str, int]:
     """The simulator's table sizes for this fabric (ibsim -N -S -P): a switch has a port 0 besides its ports."""
     ports = sum(s.ports + 1 for s in ib.switches.values()) + 2 * len(ib.hcas)
     return {"switches": len(ib.switches), "nodes": len(ib.switches) + len(ib.hcas), "ports": ports}
+
+
+# --- the proof, as `netgen lab ib` runs it ---------------------------------------------------------------
+@dataclass
+class Sweep:
+    """One OpenSM sweep and what was read back after it."""
+
+    label: str  # "as planned", or what was taken down before it
+    engine: str
+    read_problems: list[str]
+    missing_cables: list[str]  # planned and up, but not discovered
+    extra_cables: list[str]  # discovered, not planned
+    pairs: int
+    unreachable: list[str]
+    max_spread: int | None  # leaf balance; only measured on the fabric as planned
+
+    @property
+    def ok(self) -> bool:
+        balanced = self.max_spread is None or self.max_spread <= 1
+        return (bool(self.engine) and not self.read_problems and not self.missing_cables and not self.extra_cables
+                and not self.unreachable and balanced)
+
+
+@dataclass
+class IbProof:
+    switches: int
+    hcas: int
+    cables: int
+    wanted_engine: str
+    sweeps: list[Sweep] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.sweeps) and all(s.ok for s in self.sweeps) and self.sweeps[0].engine == self.wanted_engine
+
+
+def _describe(ends: frozenset[Port]) -> str:
+    (a, pa), (b, pb) = sorted(ends)
+    return f"{a}[{pa}]--{b}[{pb}]"
+
+
+def failure_targets(ib: IbFabric, names: list[str]) -> list[tuple[str, str, set[frozenset[Port]]]]:
+    """Each --fail as (label, ibsim console command, the cables it takes down): a switch name takes the
+    switch down, `NODE[PORT]` one cable. ValueError names what is not in the lab."""
+    targets = []
+    for name in names:
+        match = re.fullmatch(r"(.+)\[(\d+)\]", name)
+        node, port = (match.group(1), int(match.group(2))) if match else (name, None)
+        if node not in ib.switches and (port is None or node not in {h.node for h in ib.hcas}):
+            raise ValueError(f"--fail {name[:80]!r}: not a switch of the lab, nor NODE[PORT] of one of its cables")
+        cables = {ends for ends in planned_cables(ib) if any(n == node and port in (None, p) for n, p in ends)}
+        if not cables:
+            raise ValueError(f"--fail {name[:80]!r}: no cable of the lab ends there")
+        command = f'Unlink "{node}"' + (f"[{port}]" if port is not None else "")
+        targets.append((f"{name} down", command, cables))
+    return targets
+
+
+def prove(ib: IbFabric, files: dict[str, dict[str, str]], workdir: Path, wanted_engine: str,
+          failures: list[tuple[str, str, set[frozenset[Port]]]], timeout_s: float = 600.0) -> IbProof:
+    """Run the fabric on ibsim with netgen's files (`files`: folder -> name -> text, as written by
+    `netgen infiniband`, its opensm.conf naming `workdir/opensm`), route it with OpenSM and read it back;
+    then take each failure down in turn and route and read again. Nothing is taken from the plan but what
+    the readings are compared with."""
+    for folder, items in files.items():
+        (workdir / folder).mkdir(parents=True, exist_ok=True)
+        for name, text in items.items():
+            (workdir / folder / name).write_text(text)
+    proof = IbProof(len(ib.switches), len(ib.hcas), len(ib.cables), wanted_engine)
+    expected = planned_cables(ib)
+    steps: list[tuple[str, str | None, set[frozenset[Port]]]] = [("as planned", None, set())]
+    steps += [(label, command, cables) for label, command, cables in failures]
+    with IbSim(workdir / "ibsim" / "net", workdir, timeout_s=timeout_s, **sim_limits(ib)) as sim:
+        for index, (label, command, cables) in enumerate(steps):
+            if command is not None:
+                sim.console(command)
+            expected -= cables
+            run = sim.opensm(workdir / "opensm" / "opensm.conf", workdir / f"opensm-{index}.log")
+            found = sim.discover()
+            tables = sim.forwarding_tables()
+            walk = walk_tables(found, tables)
+            spread = max((b.spread for b in leaf_balance(ib, found, tables)), default=0) if index == 0 else None
+            proof.sweeps.append(Sweep(
+                label, run.engine, run.read_problems, sorted(_describe(c) for c in expected - found.cables)[:50],
+                sorted(_describe(c) for c in found.cables - expected)[:50], walk.pairs, walk.failures[:50], spread))
+    return proof

@@ -83,6 +83,7 @@ JSON_CASES = {
     "lab down": (["lab", "down", "--name", "nosuchlab"], 2),
     "lab grow": (["lab", "grow", str(SMALL), "--name", "nosuchlab"], 2),
     "lab list": (["lab", "list"], 0),
+    "lab ib": (["lab", "ib", str(SMALL), "--fail", "no-such-switch"], 2),
     "drain": (["drain", str(SMALL), "no-such-switch"], 2),
     "grow": (["grow", str(SMALL), "--from", str(SMALL)], 0),
     "undrain": (["undrain", str(SMALL), "z01-rtsw001--z01-ctsw01"], 2),

@@ -276,3 +276,15 @@ def test_g_a_miscabled_installed_fabric_writes_nothing(small: tuple[IbFabric, Pa
     assert problems == ["z01-r1-leaf01 port 9: on z01-g1-spine01 port 2, planned port 1",
                         "z01-r1-leaf01 port 10: on z01-g1-spine01 port 1, planned port 2"]
     assert not (tmp_path / "files").exists()
+
+
+def test_h_netgen_lab_ib_runs_the_proof_for_a_user() -> None:
+    result = run_cli("lab", "ib", str(SMALL), "--zones", "2", "--fail", "z02-g1-spine02", "--fail",
+                     "z02-r3-leaf01[9]", "--json")
+    assert result.exit_code == 0, result.output
+    proof = json.loads(result.stdout)
+    assert (proof["switches"], proof["hcas"]) == (8 + 2 + 2, 64)  # zone 2's leaves and spines, the core
+    labels = [s["label"] for s in proof["sweeps"]]
+    assert labels == ["as planned", "z02-g1-spine02 down", "z02-r3-leaf01[9] down"]
+    assert all(s["engine"] == "ftree" and not s["unreachable"] and not s["missing_cables"] for s in proof["sweeps"])
+    assert proof["sweeps"][0]["max_spread"] <= 1
