@@ -67,6 +67,11 @@ class Infiniband(IntentModel):
         default=None, ge=1, le=2048,
         description="Hosts per leaf (one HCA port each, on the leaf of its rail); omitted = half the radix, or"
                     " the zone's hosts if fewer. Leaves are non-blocking: as many uplinks as host ports.")
+    rails_per_group: int | None = Field(
+        default=None, ge=1, le=32,
+        description="Rails whose leaves share a spine group (a divisor of nics_per_host): 1 keeps every rail on"
+                    " spines of its own, all rails make a zone one group. Omitted = the widest group with the fewest"
+                    " spines.")
     spines_per_group: int | None = Field(
         default=None, ge=1, le=2048,
         description="Spines of one zone's rail; every leaf of the rail has the same number of links to each."

@@ -239,7 +239,10 @@ def size_zone(fabric: Fabric, ib: Infiniband, model: InfinibandSwitchModel, zone
     share = uplink_share(fabric, ib, zone) if needs_core else Fraction(0)
     best: tuple[tuple[int, int], ZoneSizing] | None = None
     spine_choices = [ib.spines_per_group] if ib.spines_per_group is not None else _divisors(per_leaf)
-    for group_rails in _divisors(rails):
+    if ib.rails_per_group is not None and rails % ib.rails_per_group:
+        raise IbSizingError(f"zone {zone.id}: rails_per_group {ib.rails_per_group} does not divide its {rails} rails")
+    group_choices = [ib.rails_per_group] if ib.rails_per_group is not None else _divisors(rails)
+    for group_rails in group_choices:
         for spines in spine_choices:
             if per_leaf % spines or (spines < MIN_REDUNDANT <= per_leaf and ib.spines_per_group is None):
                 continue

@@ -628,6 +628,9 @@ CASES: list[Case] = [
     Case("NG801", "links-faster-than-the-switch", setting("infiniband.link_speed", "800G"), ERROR,
          "whose ports run 400G"),
     Case("NG801", "the-small-example-fits", setting("infiniband.hosts_per_leaf", 8), None),
+    Case("NG801", "three-rails-a-group-of-eight", setting("infiniband.rails_per_group", 3), ERROR,
+         "rails_per_group 3 does not divide its 8 rails"),
+    Case("NG801", "one-rail-a-group", setting("infiniband.rails_per_group", 1), None),
     # one core ratio for both zones and a zone of half the hosts: its group has 4 core uplinks for 2 x 4
     Case("NG802", "a-smaller-zone-misses-cores", combine(
         setting("infiniband.core_oversubscription", "1:8"), zone(1, racks=2)), WARNING,

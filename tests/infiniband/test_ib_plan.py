@@ -211,3 +211,22 @@ def test_scheduler_topology_of_the_infiniband_alternative() -> None:
     payload = json.loads(run_cli("scheduler", str(META), "--format", "slurm", "--network", "infiniband",
                                  "--json").stdout)
     assert (payload["zones"], payload["racks"], payload["hosts"]) == (8, 96, 3072)
+
+
+def test_one_rail_a_group_keeps_every_rail_on_its_own_spines() -> None:
+    """rails_per_group 1 on the small example: 8 groups a zone, each 1 leaf (8 down, 8 up) with 2 spines of
+    4 down and 1 up (1:8 would be 0.5: rounded up to a whole link, so 1:4); 32 spines, 16 groups of 2 uplinks:
+    a core takes 1 link of each group (16 ports), 2 cores."""
+    _, ctx, _ = load_and_check(SMALL)
+    ib = ctx.fabric.infiniband
+    assert ib is not None
+    from netgen.topology.infiniband import plan_infiniband  # noqa: PLC0415
+
+    fabric = ctx.fabric.model_copy(update={"infiniband": ib.model_copy(update={"rails_per_group": 1})})
+    plan_ = plan_infiniband(fabric, ctx.catalog)
+    zone = plan_.sizing[0]
+    assert (zone.rails_per_group, zone.groups, zone.spines_per_group, zone.spine_down, zone.spine_up) == (1, 8, 2, 4, 1)
+    assert tiers(plan_) == {"leaf": 16, "spine": 32, "core": 2}
+    assert (plan_.cores, plan_.core_links_per_group) == (2, 1)
+    for spine in plan_.tier(IbTier.SPINE):
+        assert len(spine.rails) == 1
