@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from netgen.infiniband.discovered import DiscoveredFabric
+from netgen.infiniband.discovered import DiscoveredFabric, parse_ibnetdiscover
 from netgen.lab.ibsim import (
     ForwardingTables,
     IbSim,
@@ -233,11 +233,15 @@ def _without_guids(net: str) -> str:
 
 def test_f_the_installed_fabrics_guids_from_ibnetdiscover(small: tuple[IbFabric, Path], tmp_path: Path) -> None:
     """`netgen infiniband --discovered`: the installed fabric's ibnetdiscover output gives every planned
-    node its hardware GUID, found by place; OpenSM then routes the installed fabric by fat tree with the
-    root and compute-node files netgen wrote from it."""
+    node its hardware GUID, found by place (its switches describe themselves as sw-1, sw-2, ...: only
+    their place says which is which); OpenSM then routes the installed fabric by fat tree with the root
+    and compute-node files netgen wrote from it, and ibnetdiscover names the switches by netgen's map."""
     ib, out = small
+    net = _without_guids((out / "ibsim" / "net").read_text())
+    for number, name in enumerate(sorted(ib.switches), 1):
+        net = net.replace(f'"{name}"', f'"sw-{number}"')
     installed = tmp_path / "installed.net"
-    installed.write_text(_without_guids((out / "ibsim" / "net").read_text()))
+    installed.write_text(net)
     with IbSim(installed, tmp_path, **sim_limits(ib)) as sim:
         discovered = tmp_path / "ibnetdiscover.txt"
         discovered.write_text(sim.run("ibnetdiscover"))
@@ -252,6 +256,9 @@ def test_f_the_installed_fabrics_guids_from_ibnetdiscover(small: tuple[IbFabric,
         assert run.engine == "ftree" and run.read_problems == []
         tables = sim.forwarding_tables()
         assert walk_tables(sim.discover(), tables).failures == []
+        name_map = files / "opensm" / "node-name-map"
+        named = parse_ibnetdiscover(sim.run("ibnetdiscover", "--node-name-map", str(name_map)))
+    assert named.switches == set(ib.switches) and named.cables == planned_cables(ib)
 
 
 def test_g_a_miscabled_installed_fabric_writes_nothing(small: tuple[IbFabric, Path], tmp_path: Path) -> None:
