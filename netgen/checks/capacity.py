@@ -25,8 +25,7 @@ class ZoneNonBlocking:
 
     def run(self, ctx: DesignContext) -> Iterator[Finding]:
         for zone in ctx.fabric.zones:
-            down = zone.hosts_per_rack * zone.nics_per_host * zone.nic_speed
-            up = zone.ctsw_count * zone.links_per_rtsw_ctsw * zone.fabric_link_speed
+            down, up = zone.rack_nic_gbps, zone.rtsw_uplink_gbps
             derived = Ratio.of(up, down)
             declared = zone.rtsw_oversubscription
             subject = f"zone {zone.id}"
@@ -57,8 +56,7 @@ class AggregationOversubscription:
             return
         declared = agg.expected_oversubscription
         for zone in ctx.fabric.zones:
-            down = zone.racks * zone.links_per_rtsw_ctsw * zone.fabric_link_speed
-            up = agg.uplinks_per_ctsw * agg.link_speed
+            down, up = zone.ctsw_downlink_gbps, agg.ctsw_uplink_gbps
             derived = Ratio.of(up, down)
             deviation = derived.factor / declared.factor - 1
             if abs(deviation) > agg.oversubscription_tolerance:

@@ -35,14 +35,12 @@ def summarize(ctx: DesignContext) -> dict[str, Any]:
     })
     oversub = []
     for zone in sorted(fabric.zones, key=lambda z: z.id):
-        down = zone.hosts_per_rack * zone.nics_per_host * zone.nic_speed
-        up = zone.ctsw_count * zone.links_per_rtsw_ctsw * zone.fabric_link_speed
+        down, up = zone.rack_nic_gbps, zone.rtsw_uplink_gbps
         oversub.append({"zone": zone.id, "tier": "rtsw", "ratio": str(Ratio.of(up, down)),
                         "declared": str(zone.rtsw_oversubscription) if zone.rtsw_oversubscription else "1:1 or better"})
         if fabric.aggregation is not None:
             agg = fabric.aggregation
-            down = zone.racks * zone.links_per_rtsw_ctsw * zone.fabric_link_speed
-            up = agg.uplinks_per_ctsw * agg.link_speed
+            down, up = zone.ctsw_downlink_gbps, agg.ctsw_uplink_gbps
             declared = agg.expected_oversubscription
             oversub.append({"zone": zone.id, "tier": "ctsw", "ratio": str(Ratio.of(up, down)),
                             "declared": str(declared) if declared else "-"})

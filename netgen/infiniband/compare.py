@@ -24,7 +24,7 @@ from netgen.cabling.plan import cabling_plan
 from netgen.intent.catalog import Catalog
 from netgen.intent.fabric import Fabric
 from netgen.intent.problems import validate
-from netgen.intent.types import IntentModel, SafeName, SafeText
+from netgen.intent.types import IntentModel, Ratio, SafeName, SafeText
 from netgen.intent.yaml_source import read_yaml
 from netgen.topology.infiniband import IbFabric, IbTier
 from netgen.topology.model import LinkTier, Role, Topology
@@ -97,14 +97,6 @@ class Comparison:
                 "infiniband": asdict(self.infiniband) | {"switches": self.infiniband.switches}}
 
 
-def _ratio(up: int, down: int) -> str:
-    if up <= 0:
-        return "no uplinks"
-    if up >= down:
-        return f"{up / down:g}:1" if up != down else "1:1"
-    return f"1:{round(down / up, 2):g}"
-
-
 def _half_bisection(bandwidths: list[int]) -> int:
     """The least bandwidth out of a half of the parts (zones, groups): the smallest half's sum."""
     if len(bandwidths) < 2:
@@ -139,16 +131,12 @@ def roce_side(fabric: Fabric, catalog: Catalog, topology: Topology) -> Side:
         if link.tier is LinkTier.CTSW_ATSW:
             up_by_zone[topology.devices[link.lower.device].zone or 0] += link.speed_gbps
     for zone in fabric.zones:
-        nic_bw = zone.hosts_per_rack * zone.nics_per_host * zone.nic_speed
-        up_bw = zone.ctsw_count * zone.links_per_rtsw_ctsw * zone.fabric_link_speed
-        side.zone_bisection_gbps[zone.id] = zone.racks * min(nic_bw, up_bw) // 2
+        side.zone_bisection_gbps[zone.id] = zone.racks * min(zone.rack_nic_gbps, zone.rtsw_uplink_gbps) // 2
         side.zone_out_gbps[zone.id] = up_by_zone.get(zone.id, 0)
-        side.oversubscription.setdefault("rtsw", _ratio(up_bw, nic_bw))
+        side.oversubscription.setdefault("rtsw", str(Ratio.of(zone.rtsw_uplink_gbps, zone.rack_nic_gbps)))
         if fabric.aggregation is not None:
-            agg = fabric.aggregation
             side.oversubscription.setdefault(
-                "ctsw", _ratio(agg.uplinks_per_ctsw * agg.link_speed, zone.racks * zone.links_per_rtsw_ctsw
-                               * zone.fabric_link_speed))
+                "ctsw", str(Ratio.of(fabric.aggregation.ctsw_uplink_gbps, zone.ctsw_downlink_gbps)))
     side.fabric_bisection_gbps = _half_bisection(list(side.zone_out_gbps.values()))
     first = fabric.zones[0]
     gpus = first.hosts_per_rack * first.gpus_per_host
@@ -196,7 +184,7 @@ def ib_side(fabric: Fabric, ib: IbFabric) -> Side:
                                                  else min(hca_bw // 2, _half_bisection([group_out] * sizing.groups)))
         side.oversubscription.setdefault("leaf", "1:1")
         if ib.cores:
-            side.oversubscription.setdefault("spine", _ratio(sizing.spine_up, sizing.spine_down))
+            side.oversubscription.setdefault("spine", str(Ratio.of(sizing.spine_up, sizing.spine_down)))
     side.fabric_bisection_gbps = _half_bisection(list(side.zone_out_gbps.values()))
     first = ib.sizing[0]
     side.failure = {

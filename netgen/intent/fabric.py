@@ -181,6 +181,21 @@ class Zone(IntentModel):
         description="IPv4 NIC subnet per rack; omitted = the smallest that fits all NICs + gateway.",
     )
 
+    @property
+    def rack_nic_gbps(self) -> int:
+        """NIC bandwidth of one rack: what its RTSW takes in from the hosts."""
+        return self.hosts_per_rack * self.nics_per_host * self.nic_speed
+
+    @property
+    def rtsw_uplink_gbps(self) -> int:
+        """One RTSW's bandwidth up to the zone's CTSWs."""
+        return self.ctsw_count * self.links_per_rtsw_ctsw * self.fabric_link_speed
+
+    @property
+    def ctsw_downlink_gbps(self) -> int:
+        """One CTSW's bandwidth down to the zone's RTSWs."""
+        return self.racks * self.links_per_rtsw_ctsw * self.fabric_link_speed
+
 
 class Aggregation(IntentModel):
     """The ATSW layer that stitches AI Zones together; deliberately oversubscribed."""
@@ -210,6 +225,11 @@ class Aggregation(IntentModel):
         description="ATSW ports reserved per zone slot (zone N starts at (N-1) x this). Omitted = the"
         " largest zone's need; pin it if bigger zones may be added later, so ports never move.",
     )
+
+    @property
+    def ctsw_uplink_gbps(self) -> int:
+        """One CTSW's bandwidth up to the ATSW layer."""
+        return self.uplinks_per_ctsw * self.link_speed
 
 
 # --- QoS ------------------------------------------------------------------------------------------

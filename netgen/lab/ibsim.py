@@ -14,11 +14,13 @@ is stopped (Quit, then killed) whatever happens.
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import secrets
 import shutil
 import subprocess
+import tempfile
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -31,10 +33,14 @@ from netgen.topology.infiniband import IbCable, IbFabric, IbTier
 IBSIM = "ibsim"
 IBSIM_RUN = "ibsim-run"
 PROMPT = "sim> "
-FTREE_DONE = "ftree tables configured on all switches"  # OpenSM osm_ucast_mgr.c, at INFO
+# "<engine> tables configured on all switches": OpenSM osm_ucast_mgr.c at INFO (infiniband-sources.md §4);
+# "minhop" there means ftree fell back
 ROUTED = re.compile(r"(\w[\w-]*) tables configured on all switches")
 TOOLS = (IBSIM, IBSIM_RUN, "opensm", "ibnetdiscover", "dump_lfts", "ibtracert", "smpquery")
-OUTPUT_LIMIT = 256 * 1024 * 1024  # what one tool may print before it is cut off (a fabric of 30k nodes: ~60 MB)
+# What one tool may print before netgen refuses to read it: dump_lfts prints a line per switch and LID,
+# about 35 million lines for the whole of meta-24k (benchmarks: InfiniBand), more than a checker should hold.
+OUTPUT_LIMIT = 512 * 1024 * 1024
+CONSOLE_KEEP = 1024 * 1024  # the console output kept (a command's answer is read from its end)
 
 
 class IbSimError(Exception):
@@ -57,7 +63,6 @@ class ForwardingTables:
     """dump_lfts: per switch, destination LID -> output port; and each LID's node description."""
 
     lft: dict[str, dict[int, int]] = field(default_factory=dict)
-    lid_node: dict[int, str] = field(default_factory=dict)
     hca_lids: dict[str, int] = field(default_factory=dict)
 
 
@@ -74,7 +79,6 @@ def parse_dump_lfts(text: str) -> ForwardingTables:
         elif (row := _LFT_ROW.match(line)) is not None and current is not None:
             lid, port, kind, node = int(row.group(1), 16), int(row.group(2)), row.group(3), row.group(4)
             current[lid] = port
-            tables.lid_node[lid] = node
             if kind == "Channel Adapter":
                 tables.hca_lids[node] = lid
     return tables
@@ -100,8 +104,9 @@ class IbSim:
         self.net, self.workdir, self.timeout_s = net, workdir, timeout_s
         self.limits = ["-N", str(nodes + 16), "-S", str(switches + 16), "-P", str(ports + 64)]
         self.socket = f"netgen-{os.getpid()}-{secrets.token_hex(4)}"
-        self.proc: subprocess.Popen[str] | None = None
-        self._output: list[str] = []
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._buffer = ""  # the last CONSOLE_KEEP characters ibsim printed
+        self._dropped = 0  # characters dropped from the front of the buffer
         self._prompts = 0
         self._changed = threading.Condition()
         self._reader: threading.Thread | None = None
@@ -115,7 +120,7 @@ class IbSim:
     def __enter__(self) -> IbSim:
         self.proc = subprocess.Popen(
             [IBSIM, "-s", *self.limits, str(self.net)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True, env=self.env, cwd=self.workdir, start_new_session=True)
+            stderr=subprocess.STDOUT, env=self.env, cwd=self.workdir, start_new_session=True)
         self._reader = threading.Thread(target=self._read, name="ibsim-console", daemon=True)
         self._reader.start()
         try:
@@ -131,17 +136,19 @@ class IbSim:
         self.close()
 
     def _read(self) -> None:
+        """Everything ibsim prints, in chunks: prompts counted (one may straddle two chunks), the end kept."""
         stream = self.proc.stdout if self.proc is not None else None
         if stream is None:
             return
-        size = 0
-        while chunk := stream.read(1):
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        while chunk := os.read(stream.fileno(), 65536):
+            text = decoder.decode(chunk)
             with self._changed:
-                size += 1
-                if size <= OUTPUT_LIMIT:
-                    self._output.append(chunk)
-                if chunk == " " and "".join(self._output[-len(PROMPT):]) == PROMPT:
-                    self._prompts += 1
+                self._prompts += (self._buffer[-(len(PROMPT) - 1):] + text).count(PROMPT)
+                self._buffer += text
+                if len(self._buffer) > CONSOLE_KEEP:
+                    cut = len(self._buffer) - CONSOLE_KEEP
+                    self._buffer, self._dropped = self._buffer[cut:], self._dropped + cut
                 self._changed.notify_all()
         with self._changed:
             self._changed.notify_all()
@@ -151,7 +158,7 @@ class IbSim:
             self._changed.wait_for(lambda: self._prompts >= count or self._exited(), timeout=self.timeout_s)
             if self._prompts >= count:
                 return
-        tail = "".join(self._output[-2000:]).strip().splitlines()[-5:]
+        tail = self._buffer[-2000:].strip().splitlines()[-5:]
         state = "exited" if self._exited() else f"no answer within {self.timeout_s:g} s"
         raise IbSimError(f"waiting for {what}: ibsim {state}" + (f"; it said: {' | '.join(tail)}" if tail else ""))
 
@@ -163,25 +170,33 @@ class IbSim:
         if "\n" in command or self.proc is None or self.proc.stdin is None:
             raise IbSimError(f"not a console command: {command!r}")
         with self._changed:
-            before, start = self._prompts, len(self._output)
-        self.proc.stdin.write(command + "\n")
+            before, start = self._prompts, self._dropped + len(self._buffer)
+        self.proc.stdin.write(command.encode() + b"\n")
         self.proc.stdin.flush()
         self._wait_prompts(before + 1, f"ibsim to run {command!r}")
         with self._changed:
-            return "".join(self._output[start:]).removesuffix(PROMPT)
+            return self._buffer[max(0, start - self._dropped):].removesuffix(PROMPT)
 
     def run(self, *argv: str, timeout_s: float | None = None) -> str:
-        """A program attached to the simulator (`ibsim-run ARGV`): its standard output, or IbSimError."""
-        try:
-            done = subprocess.run(
-                [IBSIM_RUN, *argv], capture_output=True, text=True, env=self.env, cwd=self.workdir,
-                timeout=timeout_s or self.timeout_s, check=False)
-        except subprocess.TimeoutExpired:
-            raise IbSimError(f"{argv[0]} gave no answer within {timeout_s or self.timeout_s:g} s") from None
-        if done.returncode != 0:
-            tail = " | ".join(done.stderr.strip().splitlines()[-3:])
-            raise IbSimError(f"{argv[0]} exited {done.returncode}: {tail}")
-        return done.stdout
+        """A program attached to the simulator (`ibsim-run ARGV`): its standard output, or IbSimError. The
+        output goes to files first, so what the program prints is bounded (OUTPUT_LIMIT) before it is read."""
+        limit = timeout_s or self.timeout_s
+        with tempfile.TemporaryFile(dir=self.workdir) as out, tempfile.TemporaryFile(dir=self.workdir) as err:
+            try:
+                done = subprocess.run([IBSIM_RUN, *argv], stdout=out, stderr=err, env=self.env, cwd=self.workdir,
+                                      timeout=limit, check=False)
+            except subprocess.TimeoutExpired:
+                raise IbSimError(f"{argv[0]} gave no answer within {limit:g} s") from None
+            if done.returncode != 0:
+                err.seek(max(0, err.seek(0, os.SEEK_END) - 4096))
+                tail = " | ".join(err.read().decode(errors="replace").strip().splitlines()[-3:])
+                raise IbSimError(f"{argv[0]} exited {done.returncode}: {tail}")
+            size = out.seek(0, os.SEEK_END)
+            if size > OUTPUT_LIMIT:
+                raise IbSimError(f"{argv[0]} printed {size // (1024 * 1024)} MB, more than the"
+                                 f" {OUTPUT_LIMIT // (1024 * 1024)} MB netgen reads: run a smaller slice")
+            out.seek(0)
+            return out.read().decode(errors="replace")
 
     def opensm(self, config: Path, log: Path) -> SmRun:
         """One OpenSM sweep with netgen's configuration (`opensm -o -F`): discovers, assigns LIDs,
@@ -217,7 +232,7 @@ class IbSim:
         self.proc = None
         try:
             if proc.poll() is None and proc.stdin is not None:
-                proc.stdin.write("Quit\n")
+                proc.stdin.write(b"Quit\n")
                 proc.stdin.close()
             proc.wait(timeout=10)
         except (OSError, ValueError, subprocess.TimeoutExpired):

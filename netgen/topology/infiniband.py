@@ -208,9 +208,7 @@ def uplink_share(fabric: Fabric, ib: Infiniband, zone: Zone) -> Fraction:
     agg = fabric.aggregation
     if agg is None:
         return Fraction(1)
-    up = agg.uplinks_per_ctsw * agg.link_speed
-    down = zone.racks * zone.links_per_rtsw_ctsw * zone.fabric_link_speed
-    return Fraction(up, down)
+    return Fraction(agg.ctsw_uplink_gbps, zone.ctsw_downlink_gbps)
 
 
 def _divisors(n: int) -> list[int]:
@@ -288,8 +286,7 @@ def plan_infiniband(fabric: Fabric, catalog: Catalog) -> IbFabric:
     if ib is None:
         raise IbSizingError("the fabric has no infiniband: section")
     model = catalog.infiniband_switches[ib.switch_model]
-    total_groups_at_most = sum(z.nics_per_host for z in fabric.zones)
-    needs_core = len(fabric.zones) > 1 or total_groups_at_most > 1
+    needs_core = len(fabric.zones) > 1 or fabric.zones[0].nics_per_host > 1  # else a single spine group
     sizing = [size_zone(fabric, ib, model, zone, needs_core) for zone in fabric.zones]
     if sum(s.groups for s in sizing) == 1:  # one zone whose spines take every rail: no core
         sizing = [size_zone(fabric, ib, model, zone, False) for zone in fabric.zones]

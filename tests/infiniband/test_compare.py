@@ -67,7 +67,7 @@ def test_meta_zone_bisection_is_cut_between_its_spine_groups() -> None:
     assert result.roce.zone_out_gbps[1] == result.infiniband.zone_out_gbps[1] == 179_200
     assert result.roce.fabric_bisection_gbps == result.infiniband.fabric_bisection_gbps == 4 * 179_200
     assert (result.roce.switches, result.infiniband.switches) == (1_692, 1_336)
-    assert any("meet at the core (1:6.86)" in line for line in result.infiniband.routing)
+    assert any("meet at the core (1:6.857)" in line for line in result.infiniband.routing)
 
 
 def test_cost_only_from_the_users_prices(small) -> None:  # type: ignore[no-untyped-def]
