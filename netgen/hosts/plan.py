@@ -23,7 +23,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from netgen.intent.fabric import DSCP_VALUES, Fabric, Qos, Zone
-from netgen.intent.hosts import HCA_NAME_TEMPLATES
 from netgen.topology.model import HostNic, Topology
 
 PRIORITIES = 8  # IEEE 802.1Q priorities, the unit of PFC
@@ -100,9 +99,7 @@ class HostPlan:
 def hca_names(fabric: Fabric, rails: int) -> tuple[str, ...]:
     """The RDMA devices of `rails` NICs, rail 0 first (the intent's list, else the driver's names);
     fewer listed than rails is NG705, and the missing ones are named by the driver's rule."""
-    listed = fabric.hosts.hca_names or []
-    template = HCA_NAME_TEMPLATES[fabric.hosts.nic]
-    return tuple(listed[i] if i < len(listed) else template.format(rail=i) for i in range(rails))
+    return fabric.hosts.rdma_devices(rails)
 
 
 def dscp_priorities(qos: Qos) -> tuple[tuple[int, int], ...]:

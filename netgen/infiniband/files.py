@@ -115,15 +115,20 @@ def node_name_map(ib: IbFabric) -> str:
     return _lines(lines)
 
 
-def nccl_env(fabric: Fabric, ib_fabric: IbFabric) -> str:
+def nccl_envs(fabric: Fabric) -> list[RenderedFile]:
+    """NCCL's settings per distinct NIC count: `nccl-ib.env` when every zone's hosts have the same rails
+    (the usual case), else `nccl-ib-<N>rails.env` for each count."""
+    counts = sorted({zone.nics_per_host for zone in fabric.zones})
+    if len(counts) == 1:
+        return [RenderedFile("nccl-ib.env", nccl_env(fabric, counts[0]))]
+    return [RenderedFile(f"nccl-ib-{n}rails.env", nccl_env(fabric, n)) for n in counts]
+
+
+def nccl_env(fabric: Fabric, rails: int) -> str:
     ib = fabric.infiniband
     if ib is None:
         raise ValueError("the fabric has no infiniband: section")
-    devices: list[str] = []
-    for hca in ib_fabric.hcas:  # rail order of the first host; every host has the same devices
-        if devices and hca.nic == 1:
-            break
-        devices.append(hca.device)
+    devices = fabric.hosts.rdma_devices(rails)
     settings = [
         # "=": exactly these devices (a bare mlx5_1 is a prefix that also takes mlx5_10..), ":1" their port 1,
         # in rail order (NCCL env.rst NCCL_IB_HCA; infiniband-sources.md §9)
@@ -185,7 +190,7 @@ def render_infiniband(fabric: Fabric, ib: IbFabric, opensm_dir: str = OPENSM_DIR
             RenderedFile("partitions.conf", partitions_conf(fabric, ib)),
             RenderedFile("node-name-map", node_name_map(ib)),
         ],
-        HOSTS: [RenderedFile("nccl-ib.env", nccl_env(fabric, ib))],
+        HOSTS: nccl_envs(fabric),
         CABLING: [RenderedFile("cables.csv", cables_csv(ib))],
         IBSIM: [RenderedFile("net", ibsim_net(ib))],
     }, ib)

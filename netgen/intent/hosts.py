@@ -61,6 +61,13 @@ class Hosts(IntentModel):
                     " (NG703 flags the two sides disagreeing).")
     nccl: HostNccl = Field(default_factory=HostNccl, description="NCCL settings a site pins.")
 
+    def rdma_devices(self, rails: int) -> tuple[str, ...]:
+        """The RDMA devices of `rails` NICs, rail 0 first: the listed names, else the driver's (a list
+        shorter than the rails is NG705's to report; the missing ones follow the driver's rule)."""
+        listed = self.hca_names or []
+        template = HCA_NAME_TEMPLATES[self.nic]
+        return tuple(listed[i] if i < len(listed) else template.format(rail=i) for i in range(rails))
+
     @model_validator(mode="after")
     def _unique_hcas(self) -> Hosts:
         if self.hca_names is not None and len(set(self.hca_names)) != len(self.hca_names):

@@ -27,7 +27,6 @@ from fractions import Fraction
 
 from netgen.intent.catalog import Catalog, InfinibandSwitchModel
 from netgen.intent.fabric import Fabric, Zone
-from netgen.intent.hosts import HCA_NAME_TEMPLATES
 from netgen.intent.infiniband import Infiniband
 from netgen.topology.expand import host_name
 
@@ -192,14 +191,6 @@ def core_name(fabric: Fabric, number: int) -> str:
     return f"{fabric.hostname_prefix}ibcore{number:02d}"
 
 
-def hca_device(fabric: Fabric, nic: int) -> str:
-    """RDMA device of NIC `nic` (1-based), as `netgen hosts` names it for NCCL_IB_HCA."""
-    names = fabric.hosts.hca_names
-    if names is not None and nic <= len(names):
-        return names[nic - 1]
-    return HCA_NAME_TEMPLATES[fabric.hosts.nic].format(rail=nic - 1)
-
-
 def uplink_share(fabric: Fabric, ib: Infiniband, zone: Zone) -> Fraction:
     """Spine uplink bandwidth per unit of downlink bandwidth: the given ratio, else the RoCE CTSW's."""
     if ib.core_oversubscription is not None:
@@ -346,13 +337,14 @@ class _Builder:
             for spine in range(1, s.spines_per_group + 1):
                 for up in range(s.spine_up):
                     uplinks.append((z, group, spine_name(fabric, z, group, spine), s.spine_down + up + 1))
+        devices = fabric.hosts.rdma_devices(s.rails)  # as `netgen hosts` names them for NCCL_IB_HCA
         for index in range(s.hosts):
             rack, host = divmod(index, zone.hosts_per_rack)
             leaf, port = divmod(index, s.hosts_per_leaf)
             name = host_name(fabric, z, rack + 1, host + 1)
             for nic in range(1, s.rails + 1):
                 guid = hca_guid(z, rack + 1, host + 1, nic)
-                hca = IbHca(name, z, rack + 1, nic, hca_device(fabric, nic), guid, guid + 1)
+                hca = IbHca(name, z, rack + 1, nic, devices[nic - 1], guid, guid + 1)
                 self.result.hcas.append(hca)
                 self.result.cables.append(IbCable(IbCableTier.HOST_LEAF, hca.node, 1,
                                                   leaf_name(fabric, z, nic, leaf + 1), port + 1, host_m))

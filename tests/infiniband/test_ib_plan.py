@@ -231,3 +231,14 @@ def test_one_rail_a_group_keeps_every_rail_on_its_own_spines() -> None:
     assert (plan_.cores, plan_.core_links_per_group) == (2, 1)
     for spine in plan_.tier(IbTier.SPINE):
         assert len(spine.rails) == 1
+
+
+def test_hosts_with_other_rail_counts_get_their_own_nccl_settings() -> None:
+    """Zone 2's hosts with 4 NICs: one NCCL file per rail count, each naming exactly its devices."""
+    _, ctx, _ = load_and_check(SMALL)
+    zones = [ctx.fabric.zones[0], ctx.fabric.zones[1].model_copy(update={"nics_per_host": 4})]
+    from netgen.infiniband.files import nccl_envs  # noqa: PLC0415
+
+    files = {f.name: f.content for f in nccl_envs(ctx.fabric.model_copy(update={"zones": zones}))}
+    assert sorted(files) == ["nccl-ib-4rails.env", "nccl-ib-8rails.env"]
+    assert "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1\n" in files["nccl-ib-4rails.env"]
