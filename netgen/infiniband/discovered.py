@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from netgen.topology.infiniband import IbCableTier, IbFabric, IbTier
+from netgen.topology.infiniband import IbCable, IbCableTier, IbFabric, IbTier
 
 MAX_DISCOVERED_BYTES = 256 * 1024 * 1024  # meta-24k's whole fabric prints about 15 MB
 MAX_PROBLEMS = 200
@@ -114,53 +114,15 @@ class GuidMatch:
 def match_plan(plan: IbFabric, found: DiscoveredFabric) -> GuidMatch:
     """Find every planned node in the discovered fabric by its place (module docstring) and check every
     planned cable against what is cabled."""
-    result = GuidMatch()
-    where: dict[str, str] = {}  # planned name -> discovered node id
-    by_description = {n.description: n for n in found.nodes.values() if n.kind == "Ca"}
-    for hca in plan.hcas:
-        node = by_description.get(hca.node)
-        if node is None:
-            result.problem(f"HCA {hca.node}: not in the discovered fabric")
-            continue
-        where[hca.node] = node.node_id
-        result.node_guids[hca.node] = node.guid
-        result.port_guids[hca.node] = node.port_guids.get(1, node.guid)
+    matcher = _Matcher(found)
+    matcher.hcas(plan)
     # switches by place: tier by tier upwards, each from a cable whose lower end is already found
     for tier in (IbCableTier.HOST_LEAF, IbCableTier.LEAF_SPINE, IbCableTier.SPINE_CORE):
         for cable in (c for c in plan.cables if c.tier is tier):
-            lower = where.get(cable.lower)
-            if lower is None:
-                continue
-            peer = found.links.get((lower, cable.lower_port))
-            if peer is None:
-                result.problem(f"{cable.lower} port {cable.lower_port}: no cable (planned to {cable.upper}"
-                               f" port {cable.upper_port})")
-                continue
-            peer_node = found.nodes.get(peer[0])
-            if peer_node is None or peer_node.kind != "Switch":
-                result.problem(f"{cable.lower} port {cable.lower_port}: cabled to a node that is not a switch"
-                               f" (planned {cable.upper} port {cable.upper_port})")
-                continue
-            known = where.get(cable.upper)
-            if known is None:
-                taken = next((name for name, node_id in where.items() if node_id == peer[0]), None)
-                if taken is not None:
-                    result.problem(f"{cable.lower} port {cable.lower_port}: cabled to the switch found as {taken},"
-                                   f" planned to {cable.upper}")
-                    continue
-                where[cable.upper] = peer[0]
-                result.node_guids[cable.upper] = result.port_guids[cable.upper] = peer_node.guid
-            elif known != peer[0]:
-                result.problem(f"{cable.lower} port {cable.lower_port}: cabled to another switch than {cable.upper}"
-                               f" (GUID 0x{peer_node.guid:016x})")
-                continue
-            if peer[1] != cable.upper_port:
-                result.problem(f"{cable.lower} port {cable.lower_port}: on {cable.upper} port {peer[1]},"
-                               f" planned port {cable.upper_port}")
-                continue
-            result.cables_checked += 1
+            matcher.cable(cable)
+    result = matcher.result
     for name, switch in plan.switches.items():
-        if name not in where:
+        if name not in matcher.where:
             reached = "" if switch.tier is IbTier.LEAF else " (found through the tier below)"
             result.problem(f"switch {name}: not found{reached}")
     planned = len(plan.cables)
@@ -168,3 +130,54 @@ def match_plan(plan: IbFabric, found: DiscoveredFabric) -> GuidMatch:
     if not result.problems and discovered != planned:
         result.problem(f"the discovered fabric has {discovered} cables, the plan {planned}: extra cables")
     return result
+
+
+class _Matcher:
+    def __init__(self, found: DiscoveredFabric) -> None:
+        self.found = found
+        self.result = GuidMatch()
+        self.where: dict[str, str] = {}  # planned name -> discovered node id
+        self.owner: dict[str, str] = {}  # discovered node id -> the planned name found there
+
+    def hcas(self, plan: IbFabric) -> None:
+        by_description: dict[str, DiscoveredNode] = {}
+        for node in self.found.nodes.values():
+            if node.kind == "Ca" and by_description.setdefault(node.description, node) is not node:
+                self.result.problem(f"two HCAs describe themselves as {node.description!r}: hostnames must be unique")
+        for hca in plan.hcas:
+            seen = by_description.get(hca.node)
+            if seen is None:
+                self.result.problem(f"HCA {hca.node}: not in the discovered fabric")
+                continue
+            self.where[hca.node], self.owner[seen.node_id] = seen.node_id, hca.node
+            self.result.node_guids[hca.node] = seen.guid
+            self.result.port_guids[hca.node] = seen.port_guids.get(1, seen.guid)
+
+    def cable(self, cable: IbCable) -> None:
+        """One planned cable whose lower end is found: its upper end must be the switch and port planned
+        (the first cable to reach a switch says which discovered switch it is)."""
+        result, end = self.result, f"{cable.lower} port {cable.lower_port}"
+        lower = self.where.get(cable.lower)
+        if lower is None:
+            return
+        peer = self.found.links.get((lower, cable.lower_port))
+        peer_node = self.found.nodes.get(peer[0]) if peer is not None else None
+        if peer is None or peer_node is None or peer_node.kind != "Switch":
+            what = "no cable" if peer is None else "cabled to a node that is not a switch"
+            result.problem(f"{end}: {what} (planned to {cable.upper} port {cable.upper_port})")
+            return
+        known = self.where.get(cable.upper)
+        if known is None:
+            taken = self.owner.get(peer[0])
+            if taken is not None:
+                result.problem(f"{end}: cabled to the switch found as {taken}, planned to {cable.upper}")
+                return
+            self.where[cable.upper], self.owner[peer[0]] = peer[0], cable.upper
+            result.node_guids[cable.upper] = result.port_guids[cable.upper] = peer_node.guid
+        elif known != peer[0]:
+            result.problem(f"{end}: cabled to another switch than {cable.upper} (GUID 0x{peer_node.guid:016x})")
+            return
+        if peer[1] != cable.upper_port:
+            result.problem(f"{end}: on {cable.upper} port {peer[1]}, planned port {cable.upper_port}")
+            return
+        result.cables_checked += 1

@@ -75,3 +75,9 @@ def test_garbage_is_not_a_fabric(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "no Switch or Ca record" in json.loads(result.stdout)["error"]
     missing = run_cli("infiniband", str(SMALL), "--discovered", str(tmp_path / "nope"), "--json")
     assert missing.exit_code == 2 and "cannot read it" in json.loads(missing.stdout)["error"]
+
+
+def test_two_hcas_with_one_description_are_named(plan: IbFabric) -> None:
+    text = ibnetdiscover_text(plan).replace('# "z01-r001-h02 mlx5_0"', '# "z01-r001-h01 mlx5_0"')
+    problems = match_plan(plan, parse_ibnetdiscover(text)).problems
+    assert "two HCAs describe themselves as 'z01-r001-h01 mlx5_0': hostnames must be unique" in problems
