@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from netgen.cabling.plan import cabling_plan
+from netgen.cabling.plan import SMF, bill, cabling_plan
 from netgen.intent.catalog import Catalog
 from netgen.intent.fabric import Fabric
 from netgen.intent.problems import validate
@@ -29,7 +29,6 @@ from netgen.intent.yaml_source import read_yaml
 from netgen.topology.infiniband import IbFabric, IbTier
 from netgen.topology.model import LinkTier, Role, Topology
 
-FIBRE = "single-mode fibre"
 
 
 Price = Annotated[float, Field(ge=0, le=1e12, allow_inf_nan=False)]
@@ -67,7 +66,7 @@ class TierRow:
 class Side:
     name: str
     tiers: list[TierRow] = field(default_factory=list)
-    cables: list[dict[str, Any]] = field(default_factory=list)  # medium, speed_gbps, length_m, count
+    cables: list[dict[str, Any]] = field(default_factory=list)  # media, speed_gbps, length_m, count (netgen cabling's bill)
     optics: int = 0  # fibre port ends, one optic each
     host_ports: int = 0
     zone_out_gbps: dict[int, int] = field(default_factory=dict)  # bandwidth out of each zone
@@ -121,10 +120,8 @@ def roce_side(fabric: Fabric, catalog: Catalog, topology: Topology) -> Side:
     side.tiers = [TierRow(role, model, counts[(role, model)], ports[(role, model)], each[(role, model)])
                   for role, model in sorted(counts, key=lambda k: ([r.value for r in Role].index(k[0]), k[1]))]
     cables = cabling_plan(fabric, topology)
-    bill = Counter((c.media, c.speed_gbps, c.length_m) for c in cables)
-    side.cables = [{"medium": m, "speed_gbps": s, "length_m": length, "count": n}
-                   for (m, s, length), n in sorted(bill.items())]
-    side.optics = 2 * sum(1 for c in cables if c.media == FIBRE)
+    side.cables = bill(cables)  # `netgen cabling`'s own bill: media and lengths are the cabling plan's
+    side.optics = 2 * sum(1 for c in cables if c.media == SMF)
     side.host_ports = len(topology.host_nics)
     up_by_zone: Counter[int] = Counter()
     for link in topology.links:
@@ -170,9 +167,9 @@ def ib_side(fabric: Fabric, ib: IbFabric) -> Side:
     radix = next(iter(ib.switches.values())).ports if ib.switches else 0
     side.tiers = [TierRow(tier.value, ib.switch_model, tiers[tier], used[tier], radix)
                   for tier in IbTier if tiers[tier]]
-    bill = Counter((FIBRE, ib.link_speed_gbps, c.cable_m) for c in ib.cables)
-    side.cables = [{"medium": m, "speed_gbps": s, "length_m": length, "count": n}
-                   for (m, s, length), n in sorted(bill.items())]
+    lengths = Counter(c.cable_m for c in ib.cables)  # every InfiniBand cable is fibre (IbCables)
+    side.cables = [{"media": SMF, "speed_gbps": ib.link_speed_gbps, "length_m": length, "count": n}
+                   for length, n in sorted(lengths.items())]
     side.optics = 2 * len(ib.cables)
     side.host_ports = len(ib.hcas)
     speed = ib.link_speed_gbps
@@ -215,16 +212,16 @@ def _price(side: Side, prices: PriceTable, adapter: Literal["roce", "infiniband"
         else:
             items.append({"item": f"{row.tier} {row.model}", "count": row.switches, "total": price * row.switches})
     for cable in side.cables:
-        price_of = prices.cables.get(cable["medium"])
+        price_of = prices.cables.get(cable["media"])
         if price_of is None:
-            unpriced.append(f"cable {cable['medium']}")
+            unpriced.append(f"cable {cable['media']}")
             continue
         total = cable["count"] * (price_of.per_cable + price_of.per_m * cable["length_m"])
-        items.append({"item": f"{cable['medium']} {cable['length_m']} m", "count": cable["count"], "total": total})
-    speeds = {cable["speed_gbps"] for cable in side.cables if cable["medium"] == FIBRE}
+        items.append({"item": f"{cable['media']} {cable['length_m']} m", "count": cable["count"], "total": total})
+    speeds = {cable["speed_gbps"] for cable in side.cables if cable["media"] == SMF}
     for speed in sorted(speeds):
         optic = prices.optics.get(f"{speed}G")
-        count = 2 * sum(c["count"] for c in side.cables if c["medium"] == FIBRE and c["speed_gbps"] == speed)
+        count = 2 * sum(c["count"] for c in side.cables if c["media"] == SMF and c["speed_gbps"] == speed)
         if optic is None:
             unpriced.append(f"optic {speed}G")
         else:
@@ -267,7 +264,7 @@ def comparison_lines(result: Comparison) -> list[tuple[str, str, str]]:
         return ", ".join(f"{n} {tier} ({used}/{total} ports)" for tier, (n, used, total) in merged.items())
 
     def cables(side: Side) -> str:
-        return ", ".join(f"{c['count']} {c['medium']} {c['length_m']} m" for c in side.cables)
+        return ", ".join(f"{c['count']} {c['media']} {c['length_m']} m" for c in side.cables)
 
     def zone_values(values: dict[int, int]) -> str:
         distinct = sorted(set(values.values()))

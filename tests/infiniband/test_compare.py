@@ -41,12 +41,12 @@ def test_small_example_side_by_side(small) -> None:  # type: ignore[no-untyped-d
         ("leaf", 16, 256, 64), ("spine", 4, 144, 64), ("core", 2, 16, 64)]
     assert (roce.switches, ib.switches) == (18, 22)
     assert roce.cables == [
-        {"medium": "copper DAC", "speed_gbps": 400, "length_m": 3, "count": 128},
-        {"medium": "single-mode fibre", "speed_gbps": 400, "length_m": 100, "count": 128},
-        {"medium": "single-mode fibre", "speed_gbps": 400, "length_m": 500, "count": 16}]
+        {"media": "copper DAC", "speed_gbps": 400, "length_m": 3, "count": 128},
+        {"media": "single-mode fibre", "speed_gbps": 400, "length_m": 100, "count": 128},
+        {"media": "single-mode fibre", "speed_gbps": 400, "length_m": 500, "count": 16}]
     assert ib.cables == [
-        {"medium": "single-mode fibre", "speed_gbps": 400, "length_m": 100, "count": 256},
-        {"medium": "single-mode fibre", "speed_gbps": 400, "length_m": 500, "count": 16}]
+        {"media": "single-mode fibre", "speed_gbps": 400, "length_m": 100, "count": 256},
+        {"media": "single-mode fibre", "speed_gbps": 400, "length_m": 500, "count": 16}]
     assert (roce.optics, ib.optics) == (288, 544)
     assert roce.zone_bisection_gbps == ib.zone_bisection_gbps == {1: 12_800, 2: 12_800}
     assert roce.zone_out_gbps == ib.zone_out_gbps == {1: 3_200, 2: 3_200}
