@@ -29,8 +29,6 @@ from netgen.intent.yaml_source import read_yaml
 from netgen.topology.infiniband import IbFabric, IbTier
 from netgen.topology.model import LinkTier, Role, Topology
 
-
-
 Price = Annotated[float, Field(ge=0, le=1e12, allow_inf_nan=False)]
 
 
@@ -66,7 +64,7 @@ class TierRow:
 class Side:
     name: str
     tiers: list[TierRow] = field(default_factory=list)
-    cables: list[dict[str, Any]] = field(default_factory=list)  # media, speed_gbps, length_m, count (netgen cabling's bill)
+    cables: list[dict[str, Any]] = field(default_factory=list)  # netgen cabling's bill: media, speed, length, count
     optics: int = 0  # fibre port ends, one optic each
     host_ports: int = 0
     zone_out_gbps: dict[int, int] = field(default_factory=dict)  # bandwidth out of each zone

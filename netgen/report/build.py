@@ -32,6 +32,7 @@ from netgen.report.devices import device_table
 from netgen.scheduler.model import scheduler_topology
 from netgen.scheduler.placement import atsw_capacity_tbps, out_of_service, place
 from netgen.templating import TEMPLATE_ROOT
+from netgen.topology.infiniband import IbSizingError
 from netgen.topology.model import LinkTier, Role
 
 
@@ -199,8 +200,12 @@ def _oversubscription(summary: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _infiniband(ctx: DesignContext) -> dict[str, Any] | None:
-    """The RoCE fabric beside its InfiniBand alternative (netgen compare), when the fabric has one."""
-    ib = ctx.infiniband
+    """The RoCE fabric beside its InfiniBand alternative (netgen compare), when the fabric has one that
+    fits its switch model (NG801 among the findings says why not, when it does not)."""
+    try:
+        ib = ctx.infiniband
+    except IbSizingError:
+        return None
     if ib is None:
         return None
     result = compare(ctx.fabric, ctx.catalog, ctx.topology, ib)

@@ -100,3 +100,13 @@ def test_cli(tmp_path: Path) -> None:
     result = run_cli("compare", str(SMALL), "--prices", str(bad), "--json")
     assert result.exit_code == 2
     assert "switches.nvidia-qm9700" in json.dumps(json.loads(result.stdout)["input_errors"])
+
+
+def test_a_report_of_an_infiniband_section_that_does_not_fit(small_data, write_fabric, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The report still comes (exit 1, NG801 among its findings), without the comparison panel."""
+    small_data["infiniband"]["hosts_per_leaf"] = 40
+    page = tmp_path / "report.html"
+    result = run_cli("report", str(write_fabric(small_data)), "-o", str(page))
+    assert result.exit_code == 1, result.output
+    html = page.read_text()
+    assert 'data-code="NG801"' in html and 'id="infiniband"' not in html
