@@ -15,7 +15,7 @@ from functools import cached_property
 from netgen.intent.catalog import Catalog, PlatformModel
 from netgen.intent.fabric import Fabric
 from netgen.topology.buffers import DeviceBufferPlan, plan_buffers
-from netgen.topology.infiniband import IbFabric, plan_infiniband
+from netgen.topology.infiniband import IbFabric, IbSizing, plan_infiniband, size_infiniband
 from netgen.topology.model import Device, Role, Topology
 
 
@@ -32,12 +32,19 @@ class DesignContext:
         return plan_buffers(self.fabric, self.catalog, self.topology)
 
     @cached_property
-    def infiniband(self) -> IbFabric | None:
-        """The InfiniBand alternative's fat tree, if the fabric has an `infiniband:` section. Raises
-        IbSizingError when it does not fit the switch model (design check NG801 reports it)."""
+    def infiniband_sizing(self) -> IbSizing | None:
+        """The InfiniBand alternative's numbers (what the design checks read), if the fabric has an
+        `infiniband:` section. Raises IbSizingError when it does not fit the switch model (NG801)."""
         if self.fabric.infiniband is None:
             return None
-        return plan_infiniband(self.fabric, self.catalog)
+        return size_infiniband(self.fabric, self.catalog)
+
+    @cached_property
+    def infiniband(self) -> IbFabric | None:
+        """The InfiniBand alternative's fat tree (switches, HCAs, cables), built only for the commands that
+        use it; IbSizingError as infiniband_sizing."""
+        sized = self.infiniband_sizing
+        return None if sized is None else plan_infiniband(self.fabric, self.catalog, sized)
 
     @cached_property
     def asn_of(self) -> dict[str, int]:

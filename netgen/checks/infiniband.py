@@ -28,7 +28,7 @@ class InfinibandFits:
                         f"set infiniband.link_speed to {model.port_speed}G or less")
             return
         try:
-            _ = ctx.infiniband
+            _ = ctx.infiniband_sizing
         except IbSizingError as exc:
             yield error(self.code, "infiniband", str(exc), "change the sizing fields of the infiniband: section")
 
@@ -40,7 +40,7 @@ class InfinibandCoreEven:
 
     def run(self, ctx: DesignContext) -> Iterator[Finding]:
         try:
-            ib = ctx.infiniband
+            ib = ctx.infiniband_sizing
         except IbSizingError:
             return  # NG801
         if ib is None or not ib.cores:

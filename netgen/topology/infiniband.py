@@ -271,8 +271,18 @@ def _core_layout(sizing: list[ZoneSizing], radix: int) -> tuple[int, int]:
     return uplinks // per_group, per_group
 
 
-def plan_infiniband(fabric: Fabric, catalog: Catalog) -> IbFabric:
-    """The InfiniBand fat tree of the fabric's `infiniband:` section (which must be set)."""
+@dataclass(frozen=True, slots=True)
+class IbSizing:
+    """The fat tree's numbers, without its switches and cables: what the design checks read."""
+
+    sizing: list[ZoneSizing]
+    cores: int
+    core_links_per_group: int
+
+
+def size_infiniband(fabric: Fabric, catalog: Catalog) -> IbSizing:
+    """The sizing of the fabric's `infiniband:` section (which must be set); IbSizingError when it does not
+    fit the switch model."""
     ib = fabric.infiniband
     if ib is None:
         raise IbSizingError("the fabric has no infiniband: section")
@@ -282,8 +292,18 @@ def plan_infiniband(fabric: Fabric, catalog: Catalog) -> IbFabric:
     if sum(s.groups for s in sizing) == 1:  # one zone whose spines take every rail: no core
         sizing = [size_zone(fabric, ib, model, zone, False) for zone in fabric.zones]
     cores, per_group = _core_layout(sizing, model.ports)
+    return IbSizing(sizing, cores, per_group)
+
+
+def plan_infiniband(fabric: Fabric, catalog: Catalog, sized: IbSizing | None = None) -> IbFabric:
+    """The InfiniBand fat tree of the fabric's `infiniband:` section: its switches, HCAs and cables."""
+    sized = sized or size_infiniband(fabric, catalog)
+    ib = fabric.infiniband
+    if ib is None:
+        raise IbSizingError("the fabric has no infiniband: section")
+    model = catalog.infiniband_switches[ib.switch_model]
     result = IbFabric(fabric=fabric.name, switch_model=ib.switch_model, link_speed_gbps=ib.link_speed,
-                      sizing=sizing, cores=cores, core_links_per_group=per_group)
+                      sizing=sized.sizing, cores=sized.cores, core_links_per_group=sized.core_links_per_group)
     _Builder(fabric, ib, model, result).build()
     return result
 
@@ -371,5 +391,5 @@ class _Builder:
                                               core_name(self.fabric, core + 1), g * per_group + nth + 1,
                                               self.spine_core_m))
 
-__all__ = ["IbCable", "IbCableTier", "IbFabric", "IbHca", "IbSizingError", "IbSwitch", "IbTier", "ZoneSizing",
-           "plan_infiniband"]
+__all__ = ["IbCable", "IbCableTier", "IbFabric", "IbHca", "IbSizing", "IbSizingError", "IbSwitch", "IbTier",
+           "ZoneSizing", "plan_infiniband", "size_infiniband"]
