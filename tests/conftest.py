@@ -144,6 +144,17 @@ class ModuleScheduler:
         return ModuleScheduling(config, log)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The zone tier (tests/lab/test_zone.py) takes both cores for minutes: it runs alone, in a run
+    that names it (`pytest -m zone`, .ci/run's last step); any other selection leaves it out."""
+    if "zone" in (config.getoption("markexpr") or ""):
+        return
+    zone = [item for item in items if item.get_closest_marker("zone")]
+    if zone:
+        config.hook.pytest_deselected(items=zone)
+        items[:] = [item for item in items if not item.get_closest_marker("zone")]
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(ModuleScheduler(), "netgen-module-scheduler")

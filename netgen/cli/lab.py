@@ -257,6 +257,8 @@ def _print_up(payload: dict[str, Any], plan: LabPlan, report: BuildReport, secon
         out.print(f"memory (PSS of FRR daemons) per router: mean {memory['mean']} MB, max {memory['max']} MB")
     for source in payload["frr_sources"]:
         out.print(f"  FRR config of {escape(source)}")
+    for setting in payload["build"]["lab_only"]:
+        out.print(f"  lab only: {escape(setting)}")
     _print_failures(failed)
     access = payload["ssh"]
     if access:
@@ -335,6 +337,8 @@ def verify_command(name: str, drill: bool, drill_device: str | None, drill_mode:
     for r in report["results"]:
         if r["check"] == "drill" and r["ok"]:
             out.print(f"[green]ok[/] {escape(r['subject'])}: {escape(r['detail'])}")
+    for setting in report["lab_only"]:
+        out.print(f"lab only: {escape(setting)}")
     out.print(f"not exercised: {escape(NOT_EXERCISED)}")
     verdict = "[bold green]OK[/]" if report["ok"] else "[bold red]FAIL[/]"
     out.print(f"{verdict} {report['sessions_established']}/{report['sessions_expected']} sessions Established,"

@@ -62,11 +62,12 @@ class BuildReport:
     links: int
     seconds: float
     stages: dict[str, float] = field(default_factory=dict)  # stage -> seconds
+    lab_only: list[str] = field(default_factory=list)  # what the lab runs that the rendered configs do not say
 
     def as_dict(self) -> dict[str, Any]:
         return {"lab": self.lab, "backend": self.backend, "nodes": self.nodes, "routers": self.routers,
                 "links": self.links, "build_seconds": round(self.seconds, 2),
-                "stages": {k: round(v, 2) for k, v in self.stages.items()}}
+                "stages": {k: round(v, 2) for k, v in self.stages.items()}, "lab_only": self.lab_only}
 
 
 @dataclass
@@ -159,9 +160,12 @@ class NamespaceLab(Protocol):
 
 class StatefulBackend:
     """The state file every backend keeps: written before anything is created (write-ahead) and
-    replaced atomically, so `down` after a crash still knows exactly what exists."""
+    replaced atomically, so `down` after a crash still knows exactly what exists. The plan, which
+    holds every router's FRR config (a zone's: megabytes), is its own file, written when it changes
+    only: the state is saved after every router started."""
 
     state_file: ClassVar[str] = "state.json"
+    plan_file: ClassVar[str] = "plan.json"
     lab: str
     dir: Path
 
@@ -170,6 +174,7 @@ class StatefulBackend:
         self.dir = directory
         self.state_path = directory / self.state_file
         self._state: dict[str, Any] | None = None
+        self._plan: LabPlan | None = None
 
     def exists(self) -> bool:
         return self.state_path.is_file()
@@ -186,16 +191,34 @@ class StatefulBackend:
 
     def _save(self) -> None:
         assert self._state is not None
-        tmp = self.state_path.with_suffix(".tmp")
-        # Owner-only: the plan in it holds each router's FRR config with its secrets filled in.
+        self._write(self.state_path, json.dumps(self._state, indent=1))
+
+    def _save_plan(self, plan: LabPlan) -> None:
+        """The plan beside the state, and what `lab list` shows of it in the state."""
+        assert self._state is not None
+        self._write(self.dir / self.plan_file, plan.model_dump_json())
+        self._plan = plan
+        self._state.update(fabric=plan.fabric, slice=plan.slice, nodes=len(plan.nodes))
+
+    @staticmethod
+    def _write(path: Path, text: str) -> None:
+        tmp = path.with_suffix(".tmp")
+        # Owner-only: the plan holds each router's FRR config with its secrets filled in.
         tmp.unlink(missing_ok=True)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as stream:
-            stream.write(json.dumps(self._state, indent=1))
-        tmp.replace(self.state_path)  # never a half-written state file, even if we crash here
+            stream.write(text)
+        tmp.replace(path)  # never a half-written file, even if we crash here
 
     def plan(self) -> LabPlan:
-        return LabPlan.model_validate(self.state()["plan"])
+        if self._plan is None:
+            self.state()
+            try:
+                self._plan = LabPlan.model_validate_json((self.dir / self.plan_file).read_bytes())
+            except (OSError, ValueError) as exc:
+                raise LabError(f"{self.dir / self.plan_file} is unreadable ({exc}); `netgen lab down --name"
+                               f" {self.lab}` removes the lab") from None
+        return self._plan
 
 
 def list_states(state_file: str) -> list[dict[str, Any]]:
@@ -204,10 +227,9 @@ def list_states(state_file: str) -> list[dict[str, Any]]:
     for path in sorted(lab_root().glob(f"*/{state_file}")):
         with contextlib.suppress(OSError, json.JSONDecodeError):
             state = json.loads(path.read_text())
-            plan = state.get("plan", {})
             labs.append({"lab": state.get("lab"), "backend": state.get("backend"), "status": state.get("status"),
-                         "fabric": plan.get("fabric"), "slice": plan.get("slice"),
-                         "nodes": len(plan.get("nodes", {})), "created": state.get("created")})
+                         "fabric": state.get("fabric"), "slice": state.get("slice"),
+                         "nodes": state.get("nodes", 0), "created": state.get("created")})
     return labs
 
 

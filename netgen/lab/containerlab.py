@@ -598,7 +598,8 @@ class ContainerlabBackend(StatefulBackend):
                        "created": time.time(), "topology": str(export.topology),
                        "containers": {name: self.container(name) for name in plan.nodes},
                        "flavours": {name: FLAVOURS[kind] for name, kind in kinds.items()}, "mgmt": {},
-                       "warnings": list(export.warnings), "plan": seen.model_dump(mode="json")}
+                       "warnings": list(export.warnings)}
+        self._save_plan(seen)
         self._save()
 
         def stage(label: str, done: int, total: int) -> None:
@@ -711,7 +712,7 @@ class ContainerlabBackend(StatefulBackend):
         if self.dir.exists():
             shutil.rmtree(self.dir, ignore_errors=True)
             report.removed_dir = str(self.dir)
-        self._state = None
+        self._state = self._plan = None
         return report
 
 

@@ -44,6 +44,7 @@ from netgen.lab.backend import (
 )
 from netgen.lab.endpoints import stop_management
 from netgen.lab.grow import GrowSteps, LabGrowth
+from netgen.lab.lab_only import LAB_CONF, ZEBRA_SETTING, LabOnly, lab_only, uses_bfd
 from netgen.lab.plan import LabInterface, LabLink, LabNode, LabPlan
 
 FRR_DIR = Path("/usr/lib/frr")
@@ -66,19 +67,19 @@ HOST_SYSCTLS = {"net.ipv6.conf.default.accept_dad": "0", "net.ipv6.conf.all.acce
 # default) can be set only in the initial one; big labs overflow the defaults.
 GC_THRESH = [f"net.{family}.neigh.default.gc_thresh{i}" for family in ("ipv4", "ipv6") for i in (1, 2, 3)]
 STOP_GRACE_S = 5.0
-# Lab-only zebra setting, loaded at zebra start before the rendered frr.conf: FRR 8.4 loses kernel
-# nexthop-group members after a link flap and does not put them back (fixed upstream in FRR 9.0,
-# FRRouting/frr#13413), which would leave the kernel FIB narrower than the RIB after a cut drill.
-# Routes with embedded next hops do not have that bug. A switch ASIC is not involved either way.
+# After SIGKILL a process still has to exit (a daemon of a loaded zone lab takes seconds to): `lab
+# down` waits this long for the last of them before it says which are left.
+EXIT_WAIT_S = 30.0
+# Lab-only zebra setting (netgen/lab/lab_only.py), loaded at zebra start before the rendered frr.conf
+# so no route is installed without it.
 ZEBRA_LAB_CONF = "zebra-lab.conf"
-ZEBRA_LAB_SETTINGS = "! netgen lab only (see netgen/lab/netns.py)\nno zebra nexthop kernel enable\n"
 
 
-def zebra_lab_vtysh() -> list[str]:
-    """vtysh's arguments that set ZEBRA_LAB_SETTINGS on a running router: `frr-reload.py` removes
-    what frr.conf does not hold, this setting too, so whatever reloads a lab router sets it again."""
-    settings = [line for line in ZEBRA_LAB_SETTINGS.splitlines() if line and not line.startswith("!")]
-    return [arg for line in ["configure terminal", *settings] for arg in ("-c", line)]
+def lab_conf_vtysh() -> list[str]:
+    """vtysh's arguments that apply the node's lab-only settings (lab_only.LAB_CONF, written at its
+    start) to a running router: after its frr.conf and after anything that reloads it, since
+    `frr-reload.py` removes what frr.conf does not hold."""
+    return ["vtysh", "-f", f"/etc/frr/{LAB_CONF}"]
 
 
 _run, _must = run_command, must  # shared with the other lab modules (netgen/lab/backend.py)
@@ -127,16 +128,16 @@ def _is_frr_process(pid: int) -> bool:
 LLDP_SAFE = re.compile(r"[A-Za-z0-9_.:/@+-]+(?: [A-Za-z0-9_.:/@+-]+)*")
 
 
-def lldpd_config(node: LabNode) -> str:
-    """The node's lldpd commands (`lldpd -O`): a 1 s interval held 30 s, and per cabled port the port ID and
+def lldpd_config(node: LabNode, settings: LabOnly) -> str:
+    """The node's lldpd commands (`lldpd -O`): the lab's interval (1 s in small labs) held at least
+    30 s (lab_only.py), and per cabled port the port ID and
     description its NOS sends, the way SONiC's lldpmgrd configures its lldpd (`configure ports
     <port> lldp portidsubtype local <alias> description <description>`). An ID or description
     that is not plain text is left out (the lldpd default then shows), never quoted into a command."""
-    # every second, so a new lab hears its neighbours at once; held 30 s (tx-hold 30: TTL 30 s, the
-    # default 4 gives 4 s), so a node starved of CPU for a few seconds (a loaded CI machine, a
-    # drill reconverging FRR) does not lose its neighbours. A re-cabled port loses its old
-    # neighbour at once anyway: its interface goes away.
-    lines = ["configure lldp tx-interval 1", "configure lldp tx-hold 30"]
+    # every second in a small lab, so it hears its neighbours at once; held at least 30 s, so a node
+    # starved of CPU for a few seconds (a loaded CI machine, a drill reconverging FRR) does not lose
+    # its neighbours. A re-cabled port loses its old neighbour at once anyway: its interface goes away.
+    lines = [f"configure lldp tx-interval {settings.lldp_interval_s}", f"configure lldp tx-hold {settings.lldp_hold}"]
     for intf in node.interfaces:
         if intf.kind != "port" or not intf.lldp_id or not LLDP_SAFE.fullmatch(intf.lldp_id):
             continue
@@ -177,9 +178,11 @@ class NetnsBackend(StatefulBackend):
         self.dir.mkdir(parents=True)
         os.chmod(self.dir, 0o755)
         # Write-ahead: the state names every namespace before the first one exists.
+        settings = lab_only(plan)
         self._state = {"lab": self.lab, "backend": self.kind, "status": "building", "dir": str(self.dir),
                        "created": time.time(), "namespaces": sorted(names.values()), "pids": {},
-                       "sysctl_restore": {}, "plan": plan.model_dump(mode="json")}
+                       "sysctl_restore": {}, "lab_only": settings.describe(plan)}
+        self._save_plan(plan)
         self._save()
 
         def stage(label: str, done: int, total: int) -> None:
@@ -197,27 +200,43 @@ class NetnsBackend(StatefulBackend):
             self._add_links(plan.links)
             for node in plan.nodes.values():
                 _must(["ip", "-n", names[node.name], "-batch", "-"], f"{node.name}: interfaces and addresses",
-                      self._interface_batch(node))
+                      self._interface_batch(node, hold=node.kind == "router"))
             stage("links", len(plan.links), len(plan.links))
             stages["links_and_addresses"] = time.monotonic() - mark
 
             mark = time.monotonic()
             routers = plan.routers()
-            self._start_routers(routers, stage)
+            self._start_routers(routers, settings, stage, hold=True)
             stages["frr_start_and_config"] = time.monotonic() - mark
 
             mark = time.monotonic()
             self._state["lldp"] = {}
             (self.dir / "lldp").mkdir()
-            self._start_lldps(plan, list(plan.nodes), stage)
+            self._start_lldps(plan, list(plan.nodes), settings, stage)
             stages["lldp"] = time.monotonic() - mark
+
+            # The cables come up last, all at once, as a built fabric powers on: a router started
+            # while its neighbours were already talking spent its start competing with their
+            # sessions, BFD and updates (a whole zone's start took minutes longer).
+            mark = time.monotonic()
+            stage("cables up", 0, len(routers))
+            for done, node in enumerate(routers, 1):
+                lines = [f"link set {i.name} up\n" for i in node.interfaces if i.kind == "port" and i.up]
+                if lines:
+                    _must(["ip", "-n", names[node.name], "-batch", "-"], f"{node.name}: ports up", "".join(lines))
+                stage("cables up", done, len(routers))
+            stages["cables_up"] = time.monotonic() - mark
+            mark = time.monotonic()
+            self._release_bfd(routers, settings, stage)
+            stages["bfd_released"] = time.monotonic() - mark
             self._state["status"] = "up"
             self._save()
         except BaseException:
             self.destroy()
             raise
         return BuildReport(lab=self.lab, backend=self.kind, nodes=len(plan.nodes), routers=len(routers),
-                           links=len(plan.links), seconds=time.monotonic() - started, stages=stages)
+                           links=len(plan.links), seconds=time.monotonic() - started, stages=stages,
+                           lab_only=self._state["lab_only"])
 
     def _add_namespaces(self, nodes: list[LabNode], stage: StageHook) -> None:
         """The nodes' namespaces, each with its sysctls (the state names them already)."""
@@ -236,22 +255,23 @@ class NetnsBackend(StatefulBackend):
                   "".join(f"link add name {link.a_if} netns {self.namespace(link.a)} type veth peer name"
                           f" {link.b_if} netns {self.namespace(link.b)}\n" for link in links))
 
-    def _start_routers(self, routers: list[LabNode], stage: StageHook) -> None:
+    def _start_routers(self, routers: list[LabNode], settings: LabOnly, stage: StageHook, hold: bool = False) -> None:
         assert self._state is not None
         stage("routers", 0, len(routers))
         with ThreadPoolExecutor(max_workers=4) as pool:
-            for done, (name, pids) in enumerate(pool.map(self._start_router, routers), 1):
+            started = pool.map(lambda n: self._start_router(n, settings, hold), routers)
+            for done, (name, pids) in enumerate(started, 1):
                 self._state["pids"][name] = pids
                 self._save()
                 stage("routers", done, len(routers))
 
-    def _start_lldps(self, plan: LabPlan, nodes: list[str], stage: StageHook) -> None:
+    def _start_lldps(self, plan: LabPlan, nodes: list[str], settings: LabOnly, stage: StageHook) -> None:
         assert self._state is not None
         # lldpd runs lldpcli on each node's file before it starts sending (-O): set after the
         # start, the interval raced lldpd's own start and left some agents silent after their
         # first frame. Written here, before any agent starts (threads raced to create one file).
         for name in nodes:
-            (self.dir / "lldp" / f"{name}.conf").write_text(lldpd_config(plan.nodes[name]))
+            (self.dir / "lldp" / f"{name}.conf").write_text(lldpd_config(plan.nodes[name], settings))
         stage("lldp", 0, len(nodes))
         with ThreadPoolExecutor(max_workers=4) as pool:
             for done, (name, pid) in enumerate(pool.map(lambda n: self._start_lldp(plan, n), nodes), 1):
@@ -260,15 +280,16 @@ class NetnsBackend(StatefulBackend):
         self._save()
 
     @staticmethod
-    def _interface_batch(node: LabNode) -> str:
-        """What intfmgrd/vlanmgrd would do with the node's rendered interface tables."""
-        lines = ["link set lo up", *NetnsBackend._interface_lines(node.interfaces)]
+    def _interface_batch(node: LabNode, hold: bool = False) -> str:
+        """What intfmgrd/vlanmgrd would do with the node's rendered interface tables; `hold`: its
+        ports stay down (`build` brings every router's ports up once every node runs)."""
+        lines = ["link set lo up", *NetnsBackend._interface_lines(node.interfaces, hold)]
         if node.gateway_v4:
             lines.append(f"route add default via {node.gateway_v4}")
         return "".join(line + "\n" for line in lines)
 
     @staticmethod
-    def _interface_lines(interfaces: Sequence[LabInterface]) -> list[str]:
+    def _interface_lines(interfaces: Sequence[LabInterface], hold: bool = False) -> list[str]:
         lines = []
         for intf in interfaces:
             if intf.kind == "bridge":
@@ -278,26 +299,32 @@ class NetnsBackend(StatefulBackend):
             if intf.bridge:
                 lines.append(f"link set {intf.name} master {intf.bridge}")
             lines += [f"addr add {prefix} dev {intf.name}" for prefix in intf.addresses]
-            lines.append(f"link set {intf.name} {'up' if intf.up else 'down'}")
+            up = intf.up and not (hold and intf.kind == "port")
+            lines.append(f"link set {intf.name} {'up' if up else 'down'}")
         return lines
 
     def _daemons(self, node: LabNode) -> list[str]:
-        daemons = ["zebra", "bgpd", "staticd"]
-        conf = node.frr_conf or ""
-        if any(line.strip() == "bfd" or " bfd" in line for line in conf.splitlines()):
+        """The FRR daemons the node's config needs: staticd only for static routes and bfdd only for
+        BFD (a zone's 208 idle staticd processes held half a gigabyte)."""
+        conf = (node.frr_conf or "").splitlines()
+        daemons = ["zebra", "bgpd"]
+        if any(line.lstrip().startswith(("ip route ", "ipv6 route ")) for line in conf):
+            daemons.append("staticd")
+        if uses_bfd(node.frr_conf or ""):
             daemons.append("bfdd")
         return daemons
 
-    def _start_router(self, node: LabNode) -> tuple[str, dict[str, int]]:
+    def _start_router(self, node: LabNode, settings: LabOnly, hold: bool = False) -> tuple[str, dict[str, int]]:
         home = self.dir / "nodes" / node.name
         etc, run, log = home / "etc", home / "run", home / "log"
         for folder in (etc, run, log):
             folder.mkdir(parents=True)
         (etc / "frr.conf").write_text(node.frr_conf or "")
         (etc / "vtysh.conf").write_text("service integrated-vtysh-config\n")
-        (etc / ZEBRA_LAB_CONF).write_text(ZEBRA_LAB_SETTINGS)
+        (etc / ZEBRA_LAB_CONF).write_text(f"! netgen lab only (netgen/lab/lab_only.py)\n{ZEBRA_SETTING}\n")
+        (etc / LAB_CONF).write_text(settings.frr_conf(node))
         # FRR drops privileges to frr: its directories must be its own and traversable.
-        for path in (home, etc, run, log, etc / "frr.conf", etc / "vtysh.conf", etc / ZEBRA_LAB_CONF):
+        for path in (home, etc, run, log, etc / "frr.conf", etc / "vtysh.conf", etc / ZEBRA_LAB_CONF, etc / LAB_CONF):
             shutil.chown(path, "frr", "frr")
         (etc / "frr.conf").chmod(0o640)  # it holds the BGP session key
         for path in (self.dir / "nodes", home):
@@ -319,11 +346,41 @@ class NetnsBackend(StatefulBackend):
             _must(argv, f"{node.name}: starting {daemon}")
             pids[daemon] = self._wait_pid(node.name, run, daemon)
         self._wait_sockets(node.name, run, list(pids))
+        held = settings.held_conf(node) if hold else ""
+        if held:
+            (etc / "held.conf").write_text(held)
+            result = _run(self._enter(pids["zebra"], ["vtysh", "-f", "/etc/frr/held.conf"]), timeout=60)
+            if not result.ok:
+                raise LabError(f"{node.name}: holding BFD while the lab is built:"
+                               f" {(result.stdout + result.stderr).strip()[-300:]}")
         result = _run(self._enter(pids["zebra"], ["vtysh", "-f", "/etc/frr/frr.conf"]), timeout=120)
         if not result.ok:
             raise LabError(f"{node.name}: FRR rejected its config ({node.frr_source}): "
                            f"{(result.stdout + result.stderr).strip()[:800]}")
+        self._apply_lab_only(node.name, pids["zebra"])
         return node.name, pids
+
+    def _release_bfd(self, routers: list[LabNode], settings: LabOnly, stage: StageHook) -> None:
+        """Every router's BFD profiles out of their build-time shutdown (lab_only.held_conf)."""
+        pids = self.state()["pids"]
+
+        def release(node: LabNode) -> None:
+            args = settings.release_vtysh(node)
+            if args:
+                result = _run(self._enter(pids[node.name]["zebra"], ["vtysh", *args]), timeout=60)
+                if not result.ok:
+                    raise LabError(f"{node.name}: releasing BFD: {(result.stdout + result.stderr).strip()[-300:]}")
+
+        stage("BFD released", 0, len(routers))
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            for done, _ in enumerate(pool.map(release, routers), 1):
+                stage("BFD released", done, len(routers))
+
+    def _apply_lab_only(self, node: str, zebra: int) -> None:
+        result = _run(self._enter(zebra, lab_conf_vtysh()), timeout=60)
+        if not result.ok:
+            raise LabError(f"{node}: the lab's own settings ({LAB_CONF}):"
+                           f" {(result.stdout + result.stderr).strip()[-300:]}")
 
     def lldp_socket(self, node: str) -> Path:
         return self.dir / "lldp" / f"{node}.sock"
@@ -429,9 +486,10 @@ class NetnsBackend(StatefulBackend):
                       f"{node.name}: interfaces and addresses", self._interface_batch(node))
             steps.done.append(f"{len(new_nodes)} node(s) and {len(growth.new_links)} cable(s) added")
             new_routers = [n for n in new_nodes if n.kind == "router"]
-            self._start_routers(new_routers, stage)
+            settings = lab_only(plan)
+            self._start_routers(new_routers, settings, stage)
             steps.done.append(f"FRR started on {', '.join(n.name for n in new_routers) or 'no new router'}")
-            self._start_lldps(plan, growth.new_nodes, stage)
+            self._start_lldps(plan, growth.new_nodes, settings, stage)
             for name, ports in growth.new_ports.items():
                 _must(["ip", "-n", self.namespace(name), "-batch", "-"], f"{name}: new ports",
                       "".join(line + "\n" for line in self._interface_lines(ports)))
@@ -439,16 +497,20 @@ class NetnsBackend(StatefulBackend):
                 steps.done.append(f"{name}: {len(ports)} new port(s) addressed")
             stage("FRR reloads", 0, len(growth.reloaded))
             for i, name in enumerate(growth.reloaded, 1):
-                self._reload_frr(plan.nodes[name])
+                self._reload_frr(plan.nodes[name], settings)
                 steps.done.append(f"{name}: FRR config reloaded")
                 stage("FRR reloads", i, len(growth.reloaded))
+            retuned = self._retune(plan, settings, set(growth.new_nodes) | set(growth.reloaded))
+            if retuned:
+                steps.done.append(f"lab-only settings of {retuned} existing node(s) follow the larger lab")
+            state["lab_only"] = settings.describe(plan)
         except (LabError, OSError) as exc:
             state["status"] = "up"  # the old plan still describes every node it names
             self._save()
             done = "; ".join(steps.done) or "nothing"
             raise LabError(f"growing the lab stopped: {exc}. Done before it: {done}. `netgen lab down --name"
                            f" {self.lab}` removes all of it") from None
-        state["plan"] = plan.model_dump(mode="json")
+        self._save_plan(plan)
         state["status"] = "up"
         self._save()
         return steps
@@ -462,12 +524,37 @@ class NetnsBackend(StatefulBackend):
         interfaces = sorted({link.a_if for link in plan.links if link.a == node}
                             | {link.b_if for link in plan.links if link.b == node})
         commands = [f"configure system interface pattern {','.join(interfaces)}"]
-        commands += [line for line in lldpd_config(plan.nodes[node]).splitlines()
+        commands += [line for line in lldpd_config(plan.nodes[node], lab_only(plan)).splitlines()
                      if line.startswith("configure ports ") and line.split()[2] in {p.name for p in ports}]
         for command in commands:
             _must(["lldpcli", "-u", str(socket), *shlex.split(command)], f"{node}: lldpcli {command}")
 
-    def _reload_frr(self, node: LabNode) -> None:
+    def _retune(self, plan: LabPlan, settings: LabOnly, done: set[str]) -> int:
+        """The existing nodes' lab-only settings for the grown plan (a wider lab may need a higher
+        BFD floor or a longer LLDP interval): each node whose settings differ is set again."""
+        changed = 0
+        for name, pids in self.state()["pids"].items():
+            node = plan.nodes.get(name)
+            conf = self.dir / "nodes" / name / "etc" / LAB_CONF
+            if name in done or node is None or not conf.exists() or conf.read_text() == settings.frr_conf(node):
+                continue
+            conf.write_text(settings.frr_conf(node))
+            self._apply_lab_only(name, pids["zebra"])
+            changed += 1
+        wanted = lldpd_config(plan.nodes[next(iter(plan.nodes))], settings).splitlines()[:2]
+        for name in self.state().get("lldp", {}):
+            conf = self.dir / "lldp" / f"{name}.conf"
+            same = conf.exists() and conf.read_text().splitlines()[:2] == wanted
+            if name in done or name not in plan.nodes or not conf.exists() or same:
+                continue
+            for command in wanted:
+                _must(["lldpcli", "-u", str(self.lldp_socket(name)), *shlex.split(command)],
+                      f"{name}: lldpcli {command}")
+            conf.write_text(lldpd_config(plan.nodes[name], settings))
+            changed += 1
+        return changed
+
+    def _reload_frr(self, node: LabNode, settings: LabOnly) -> None:
         """The node's new frr.conf in place, loaded by FRR's own frr-reload.py (it applies only the
         difference to the running config; its log goes to stdout, not /var/log/frr)."""
         pids = self.state()["pids"].get(node.name)
@@ -477,13 +564,12 @@ class NetnsBackend(StatefulBackend):
         conf.write_text(node.frr_conf or "")
         shutil.chown(conf, "frr", "frr")
         conf.chmod(0o640)
+        (conf.parent / LAB_CONF).write_text(settings.frr_conf(node))
         result = _run(self._enter(pids["zebra"], [str(FRR_DIR / "frr-reload.py"), "--reload", "--stdout",
                                                   "/etc/frr/frr.conf"]), timeout=120)
         if not result.ok:
             raise LabError(f"{node.name}: frr-reload.py failed: {(result.stdout + result.stderr).strip()[-800:]}")
-        result = _run(self._enter(pids["zebra"], ["vtysh", *zebra_lab_vtysh()]), timeout=60)
-        if not result.ok:
-            raise LabError(f"{node.name}: the lab's zebra setting: {(result.stdout + result.stderr).strip()[-300:]}")
+        self._apply_lab_only(node.name, pids["zebra"])
 
     # --- use ----------------------------------------------------------------------------------
     def exec(self, node: str, argv: Sequence[str], timeout: float = 30.0) -> ExecResult:
@@ -537,6 +623,16 @@ class NetnsBackend(StatefulBackend):
             stopped |= victims
             time.sleep(0.2)
         report.processes, report.killed = sorted(stopped), sorted(killed)
+        deadline = time.monotonic() + EXIT_WAIT_S
+        left = self._lab_processes(ours, state)
+        while left and time.monotonic() < deadline:
+            time.sleep(0.2)
+            left = self._lab_processes(ours, state)
+        if left:  # the state stays, so `lab down` again finds what is left
+            self._state = state
+            raise LabError(f"lab {self.lab!r}: {len(left)} process(es) still running {EXIT_WAIT_S:.0f} s after"
+                           f" SIGKILL (PIDs {', '.join(map(str, sorted(left)[:10]))}); its namespaces and files"
+                           f" are kept: `netgen lab down --name {self.lab}` again")
         if ours:
             _run(["ip", "-force", "-batch", "-"], "".join(f"netns del {ns}\n" for ns in ours))
         report.namespaces = ours
@@ -544,21 +640,28 @@ class NetnsBackend(StatefulBackend):
         if self.dir.exists():
             shutil.rmtree(self.dir, ignore_errors=True)
             report.removed_dir = str(self.dir)
-        self._state = None
+        self._state = self._plan = None
         return report
 
     def _lab_processes(self, namespaces: list[str], state: dict[str, Any]) -> set[int]:
-        found: set[int] = set()
+        """Every live process of the lab, in one pass over /proc: those in its network namespaces
+        (by the namespace's inode; `ip netns pids` per namespace scans /proc once for each, which
+        took minutes for a zone's 400 namespaces on a loaded machine), its FRR daemons by PID,
+        and any carrying the lab directory in its command line (a start in flight)."""
+        inodes: set[tuple[int, int]] = set()
         for ns in namespaces:
-            found |= {int(p) for p in _run(["ip", "netns", "pids", ns]).stdout.split()}
-        for pids in state["pids"].values():
-            found |= {pid for pid in pids.values() if _is_frr_process(pid)}
+            with contextlib.suppress(OSError):
+                info = os.stat(f"/run/netns/{ns}")
+                inodes.add((info.st_dev, info.st_ino))
+        found = {pid for pids in state["pids"].values() for pid in pids.values() if _is_frr_process(pid)}
         marker = f"{self.dir}/".encode()
         for proc in Path("/proc").iterdir():
-            if proc.name.isdigit() and int(proc.name) != os.getpid():
-                with contextlib.suppress(OSError):
-                    if marker in (proc / "cmdline").read_bytes():
-                        found.add(int(proc.name))
+            if not proc.name.isdigit() or int(proc.name) == os.getpid():
+                continue
+            with contextlib.suppress(OSError):
+                info = os.stat(proc / "ns" / "net")
+                if (info.st_dev, info.st_ino) in inodes or marker in (proc / "cmdline").read_bytes():
+                    found.add(int(proc.name))
         return {pid for pid in found if process_alive(pid)}
 
     def _restore_sysctls(self, state: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import re
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from ipaddress import ip_interface, ip_network
 from typing import Any, Protocol
 
-from netgen.lab.backend import ExecResult, LabBackend, LabError
+from netgen.lab.backend import ExecResult, LabBackend, LabError, StatefulBackend
 from netgen.lab.plan import LabNode, LabPlan
 from netgen.lab.traffic import PhaseLoss, TrafficRun, TrafficSpec
 from netgen.platforms import frr_drain
@@ -52,6 +53,8 @@ class Peer:
     local_as: int | None
     established: int | None = None  # FRR's connectionsEstablished: sessions brought up since bgpd started
     dropped: int | None = None  # connectionsDropped
+    received: int | None = None  # prefixes accepted from the peer (FRR's pfxRcd)
+    overflow: bool = False  # the peer was stopped for sending more than its maximum-prefix
 
 
 class RoutingReader(Protocol):
@@ -108,7 +111,8 @@ class FrrReader:
             for address, info in family.get("peers", {}).items():
                 peers[address] = Peer(str(info.get("state", "?")), as_number(info.get("remoteAs")), local_as,
                                       _count(info.get("connectionsEstablished")),
-                                      _count(info.get("connectionsDropped")))
+                                      _count(info.get("connectionsDropped")), _count(info.get("pfxRcd")),
+                                      info.get("peerState") == "PfxCt")
         return peers
 
     def bgp_routes(self, backend: LabBackend, node: str) -> dict[str, int]:
@@ -133,7 +137,7 @@ class EosReader:
             vrf = self._cli(backend, node, command).get("vrfs", {}).get("default", {})
             for address, info in vrf.get("peers", {}).items():
                 peers[address] = Peer(str(info.get("peerState", "?")), as_number(info.get("asn")),
-                                      as_number(vrf.get("asn")))
+                                      as_number(vrf.get("asn")), received=_count(info.get("prefixReceived")))
         return peers
 
     def bgp_routes(self, backend: LabBackend, node: str) -> dict[str, int]:
@@ -224,6 +228,47 @@ def check_sessions(backend: LabBackend, plan: LabPlan) -> list[LabResult]:
         at_fault = next((p.split(" ", 1)[0] for p in problems if "remote-as" in p or "runs BGP" in p), s.a)
         results.append(LabResult("bgp-session", at_fault, s.label(), not problems,
                                  "; ".join(problems) if problems else "Established on both ends"))
+    return results + check_prefix_limits(plan, seen)
+
+
+_MAX_PREFIX = re.compile(r"^\s+neighbor (\S+) maximum-prefix (\d+)")
+_GROUP_MEMBER = re.compile(r"^\s*neighbor (\S+) peer-group (\S+)$")
+
+
+def prefix_limits(frr_conf: str) -> dict[str, int]:
+    """Each neighbor's maximum-prefix in a router's FRR config: set on the neighbor, else on its
+    peer group (the smallest where several address families set one)."""
+    own: dict[str, int] = {}
+    groups: dict[str, str] = {}
+    for line in frr_conf.splitlines():
+        if match := _MAX_PREFIX.match(line):
+            name, limit = match.group(1), int(match.group(2))
+            own[name] = min(limit, own.get(name, limit))
+        elif match := _GROUP_MEMBER.match(line):
+            groups[match.group(1)] = match.group(2)
+    limits = {member: own[group] for member, group in groups.items() if group in own}
+    return {**limits, **{name: limit for name, limit in own.items() if name not in groups.values()}}
+
+
+def check_prefix_limits(plan: LabPlan, seen: dict[str, dict[str, Peer]]) -> list[LabResult]:
+    """No router's peer sends more prefixes than the rendered maximum-prefix allows (FRR would stop
+    the session): one result per router with the fullest peer, so a design that runs close to its
+    limits shows it."""
+    results = []
+    for node in plan.routers():
+        limits = prefix_limits(node.frr_conf or "")
+        measured = [(peer.received / limits[address], address, peer) for address, peer in seen[node.name].items()
+                    if address in limits and peer.received is not None]
+        if not limits or not measured:
+            continue
+        over = [f"{address} sent {peer.received} of {limits[address]}" + (" and was stopped" if peer.overflow else "")
+                for _, address, peer in measured if peer.overflow or (peer.received or 0) > limits[address]]
+        share, address, peer = max(measured, key=lambda m: m[0])
+        detail = ("; ".join(over) if over else
+                  f"fullest: {address} {peer.received} of {limits[address]} prefixes ({share:.0%}),"
+                  f" {len(measured)} peer(s) with a limit")
+        results.append(LabResult("maximum-prefix", node.name, "prefixes received within maximum-prefix", not over,
+                                 detail))
     return results
 
 
@@ -300,6 +345,22 @@ class PingPair:
     kind: str  # loopback | loopback-v6 | host
 
 
+# Each ping is a process in a node: a full mesh of a zone's 192 racks would be 110,000 of them. Past
+# this many pairs of a kind, every node pings the same number of others, spread evenly around the
+# lab (every node is a source and a target equally often); the result says it sampled. Every
+# route itself is checked on every RTSW by the ECMP check.
+PING_PAIRS_PER_KIND = 400
+
+
+def ping_offsets(count: int, limit: int = PING_PAIRS_PER_KIND) -> list[int]:
+    """The offsets (in the sorted list of `count` nodes) each node pings: all others while the full
+    mesh has at most `limit` pairs, else as many as fit, evenly spaced."""
+    if count * (count - 1) <= limit:
+        return list(range(1, count))
+    per_node = max(1, limit // count)
+    return sorted({max(1, min(count - 1, round(count * j / (per_node + 1)))) for j in range(1, per_node + 1)})
+
+
 def ping_pairs(plan: LabPlan, skip: frozenset[str] = frozenset()) -> list[PingPair]:
     pairs = []
     rtsws = [n for n in plan.routers("rtsw") if n.name not in skip]
@@ -307,17 +368,20 @@ def ping_pairs(plan: LabPlan, skip: frozenset[str] = frozenset()) -> list[PingPa
         loops = {n.name: next((a for a in n.announces if ip_interface(a).version == family
                                and ip_interface(a).network.prefixlen == ip_interface(a).max_prefixlen), None)
                  for n in rtsws}
-        for a in rtsws:
-            for b in rtsws:
+        ends = [n for n in rtsws if loops[n.name]]
+        for i, a in enumerate(ends):
+            for offset in ping_offsets(len(ends)):
+                b = ends[(i + offset) % len(ends)]
                 la, lb = loops[a.name], loops[b.name]
-                if a is not b and la and lb:
-                    pairs.append(PingPair(a.name, str(ip_interface(la).ip), str(ip_interface(lb).ip), b.name, kind))
-    hosts = [h for h in plan.hosts() if h.attached_to not in skip]
-    for a in hosts:
-        for b in hosts:
-            if a is not b and a.host_ipv4 and b.host_ipv4:
-                pairs.append(PingPair(a.name, str(ip_interface(a.host_ipv4).ip), str(ip_interface(b.host_ipv4).ip),
-                                      b.name, "host"))
+                assert la and lb
+                pairs.append(PingPair(a.name, str(ip_interface(la).ip), str(ip_interface(lb).ip), b.name, kind))
+    hosts = [h for h in plan.hosts() if h.attached_to not in skip and h.host_ipv4]
+    for i, a in enumerate(hosts):
+        for offset in ping_offsets(len(hosts)):
+            b = hosts[(i + offset) % len(hosts)]
+            assert a.host_ipv4 and b.host_ipv4
+            pairs.append(PingPair(a.name, str(ip_interface(a.host_ipv4).ip), str(ip_interface(b.host_ipv4).ip),
+                                  b.name, "host"))
     return pairs
 
 
@@ -343,11 +407,15 @@ def check_pings(backend: LabBackend, plan: LabPlan, skip: frozenset[str] = froze
         if not result.ok:
             by_kind.setdefault(pair.kind, []).append(f"{pair.node} {pair.source} -> {pair.target_node} {pair.target}")
     results = []
+    ends = {kind: len({pair.node for pair in pairs if pair.kind == kind}) for kind in totals}
     for kind, total in totals.items():
         failed = by_kind.get(kind, [])
         more = " ..." if len(failed) > 4 else ""
-        detail = (f"{total} pairs answered" if not failed
-                  else f"{len(failed)} of {total} pairs failed: " + "; ".join(failed[:4]) + more)
+        mesh = ends[kind] * (ends[kind] - 1)
+        sampled = (f" (sampled: each of {ends[kind]} to {total // ends[kind]} others, evenly spaced; the full mesh"
+                   f" is {mesh} pairs)" if total < mesh else "")
+        detail = (f"{total} pairs answered{sampled}" if not failed
+                  else f"{len(failed)} of {total} pairs failed{sampled}: " + "; ".join(failed[:4]) + more)
         results.append(LabResult(label, failed[0].split(" ", 1)[0] if failed else "*", f"{kind} mesh", not failed,
                                  detail))
     return results
@@ -677,6 +745,14 @@ def run_drill(backend: LabBackend, plan: LabPlan, target_name: str | None, mode:
 # --- the report -----------------------------------------------------------------------------------
 
 
+def lab_only_settings(backend: LabBackend) -> list[str]:
+    """What the lab runs that the rendered configs do not say (recorded by the backend at build:
+    netgen/lab/lab_only.py)."""
+    if not isinstance(backend, StatefulBackend):
+        return []
+    return [str(line) for line in backend.state().get("lab_only", [])]
+
+
 def verify(backend: LabBackend, drill: bool = False, drill_device: str | None = None, drill_mode: str = "drain",
            wait: float = 0.0, graceful: GracefulDrain = FRR_DRAIN,
            traffic: TrafficSpec | None = None) -> dict[str, Any]:
@@ -703,6 +779,7 @@ def verify(backend: LabBackend, drill: bool = False, drill_device: str | None = 
         "failed": len(failed),
         "results": [r.as_dict() for r in results],
         "frr_sources": sorted({f"{n.nos}: {n.frr_source}" for n in plan.routers()}),
+        "lab_only": lab_only_settings(backend),
         "not_exercised": NOT_EXERCISED,
         **({"drill": drilled.as_dict()} if drilled is not None else {}),
     }

@@ -48,7 +48,12 @@ def test_verify_reports_sessions_ecmp_and_pings(small_lab):
     code, report = cli_json("lab", "verify", "--name", name)
     assert code == 0 and report["ok"] is True, [r for r in report["results"] if not r["ok"]][:5]
     kinds = {r["check"] for r in report["results"]}
-    assert kinds == {"bgp-session", "ecmp", "lldp", "ping"}
+    assert kinds == {"bgp-session", "maximum-prefix", "ecmp", "lldp", "ping"}
+    # every router's peers within the rendered maximum-prefix: the CTSW's RTSW peers send 2 of 2 (IPv4)
+    limits = {r["node"]: r["detail"] for r in report["results"] if r["check"] == "maximum-prefix"}
+    assert len(limits) == 18 and "of 2 prefixes (100%)" in limits["z01-ctsw01"]
+    # the lab's own settings are said: 288 BFD sessions run at 600 ms in this lab, not the rendered 300
+    assert any("300 ms -> 600 ms" in line for line in report["lab_only"]), report["lab_only"]
     lldp = [r for r in report["results"] if r["check"] == "lldp"]
     # real lldpd in every node: both ends of every cable hear the planned neighbour on the planned port
     assert len(lldp) == 2 * report_links(name) and all(r["ok"] for r in lldp)
@@ -377,12 +382,12 @@ def test_failed_build_removes_what_it_made(monkeypatch):
     real = NetnsBackend._start_router
     calls = []
 
-    def flaky(self, node):
+    def flaky(self, node, *args):
         calls.append(node.name)
         if len(calls) == 3:
             from netgen.lab.backend import LabError  # noqa: PLC0415
             raise LabError(f"{node.name}: injected failure")
-        return real(self, node)
+        return real(self, node, *args)
 
     monkeypatch.setattr(NetnsBackend, "_start_router", flaky)
     code, report = cli_json("lab", "up", str(SMALL), "--name", name, "--zone", "1")

@@ -20,7 +20,7 @@ from netgen.checks import DesignContext
 from netgen.intent import load_fabric
 from netgen.lab.adapters import plan_lab
 from netgen.lab.backend import ExecResult, LabError
-from netgen.lab.plan import LabPlan, SliceRequest
+from netgen.lab.plan import LabNode, LabPlan, SliceRequest
 from netgen.lab.verify import (
     NOT_EXERCISED,
     EosReader,
@@ -32,6 +32,8 @@ from netgen.lab.verify import (
     check_ecmp,
     check_pings,
     check_sessions,
+    ping_offsets,
+    prefix_limits,
     run_drill,
     verify,
 )
@@ -211,7 +213,7 @@ class FakeLab:
         for address, (afi, peer, asn) in self.neighbors[node].items():
             family = data.setdefault(AFI_KEY[afi], {"routerId": "x", "as": self.topo.devices[node].asn, "peers": {}})
             state = "Idle (Admin)" if self.out & {node, peer} else "Established"
-            info: dict[str, Any] | None = {"remoteAs": asn, "state": state, "pfxRcd": 3}
+            info: dict[str, Any] | None = {"remoteAs": asn, "state": state, "pfxRcd": 1}
             if (node, address) in self.peer_override:
                 override = self.peer_override[(node, address)]
                 info = None if override is None else {**info, **override}
@@ -317,9 +319,9 @@ def test_hand_model_agrees_with_the_known_widths(ctx):
 
 
 def test_all_established_is_all_ok(lab, plan):
-    results = check_sessions(lab, plan)
+    results = [r for r in check_sessions(lab, plan) if r.check == "bgp-session"]
     assert len(results) == len(plan.sessions) == 288
-    assert all(r.ok and r.check == "bgp-session" and r.detail == "Established on both ends" for r in results)
+    assert all(r.ok and r.detail == "Established on both ends" for r in results)
     assert {r.subject for r in results} == {s.label() for s in plan.sessions}
     asked = sorted(node for node, argv, _ in lab.calls if argv == SUMMARY)
     assert asked == sorted(n.name for n in plan.routers())  # each router asked once
@@ -355,6 +357,29 @@ def test_wrong_remote_as_on_the_upper_end_blames_the_spine(lab, plan):
     assert failure.subject == "z01-rtsw001 fd00:0:1:1000::1 <-> z01-ctsw01 fd00:0:1:1000:: (ipv6)"
     assert failure.detail == (f"z01-ctsw01 is configured with remote-as 65000 for z01-rtsw001 fd00:0:1:1000::1,"
                               f" but z01-rtsw001's ASN is {ASN['z01-rtsw001']}")
+
+
+def test_prefix_limits_come_from_the_neighbor_or_its_peer_group(plan):
+    ctsw = plan.nodes["z01-ctsw01"]
+    limits = prefix_limits(ctsw.frr_conf or "")
+    # the small example's CTSW: 2 IPv4 and 1 IPv6 prefix from each RTSW, 1112 / 587 from each ATSW
+    assert limits["10.1.16.1"] == 2 and limits["fd00:0:1:1000::1"] == 1
+    assert limits["10.1.24.0"] == 1112 and limits["fd00:0:1:1800::"] == 587
+    assert prefix_limits("router bgp 1\n neighbor 10.0.0.1 remote-as 2\n address-family ipv4 unicast\n"
+                         "  neighbor 10.0.0.1 maximum-prefix 12 80\n exit-address-family\n") == {"10.0.0.1": 12}
+
+
+def test_a_peer_over_its_maximum_prefix_is_named(lab, plan):
+    assert all(r.ok for r in check_sessions(lab, plan) if r.check == "maximum-prefix")
+    fullest = next(r for r in check_sessions(lab, plan) if r.node == "z01-ctsw01" and r.check == "maximum-prefix")
+    assert fullest.detail.startswith("fullest: ") and "1 of 1 prefixes (100%)" in fullest.detail
+    lab.peer_override[("z01-ctsw01", "10.1.16.1")] = {"pfxRcd": 3}
+    lab.peer_override[("z01-ctsw01", "10.1.16.3")] = {"state": "Idle", "peerState": "PfxCt", "pfxRcd": 0}
+    results = check_sessions(lab, plan)
+    failure = next(r for r in results if r.check == "maximum-prefix" and not r.ok)
+    assert failure.node == "z01-ctsw01"
+    assert failure.detail == "10.1.16.1 sent 3 of 2; 10.1.16.3 sent 0 of 2 and was stopped"
+    assert sum(not r.ok for r in results if r.check == "maximum-prefix") == 1
 
 
 def test_a_session_not_established_says_who_sees_what(lab, plan):
@@ -405,7 +430,7 @@ class FakeCeos(FakeLab):
         command = argv[4]
         if command in ("show ip bgp summary | json", "show ipv6 bgp summary | json"):
             afi = "ipv6" if "ipv6" in command else "ipv4"
-            peers = {address: {"peerState": "Established", "asn": str(asn), "prefixReceived": 3,
+            peers = {address: {"peerState": "Established", "asn": str(asn), "prefixReceived": 1,
                                "underMaintenance": False}
                      for address, (family, _, asn) in self.neighbors[node].items() if family == afi}
             vrf = {"routerId": "x", "vrf": "default", "asn": str(self.topo.devices[node].asn), "peers": peers}
@@ -444,7 +469,9 @@ def test_ceos_routes_count_vias_of_bgp_routes_only(eos_plan, ctx):
 def test_ceos_sessions_established_with_string_asns_are_ok(eos_plan, ctx):
     lab = FakeCeos(eos_plan, ctx.topology)
     results = check_sessions(lab, eos_plan)
-    assert len(results) == 2 * 2 * 4 * 2
+    assert len([r for r in results if r.check == "bgp-session"]) == 2 * 2 * 4 * 2
+    # EOS's prefixReceived against the limits of the node's config: one result per router
+    assert len([r for r in results if r.check == "maximum-prefix"]) == 4
     assert [r.detail for r in results if not r.ok] == []
 
 
@@ -734,9 +761,11 @@ def test_verify_report_when_everything_is_right(lab, plan):
     assert report["sessions_expected"] == report["sessions_established"] == 288
     assert report["sessions_outside_slice"] == 0
     lldp = 2 * len(plan.links)  # one LLDP result per cable end
-    assert report["checks"] == 288 + 8 + 3 + lldp and report["failed"] == 0
+    routers = len(plan.routers())  # one maximum-prefix result per router
+    assert report["checks"] == 288 + routers + 8 + 3 + lldp and report["failed"] == 0
     assert len(report["results"]) == report["checks"]
-    assert {r["check"] for r in report["results"]} == {"bgp-session", "ecmp", "lldp", "ping"}
+    assert {r["check"] for r in report["results"]} == {"bgp-session", "maximum-prefix", "ecmp", "lldp", "ping"}
+    assert report["lab_only"] == []  # a lab without a state file (this fake) has none to say
     assert set(report["results"][0]) == {"check", "node", "subject", "ok", "detail"}
     assert report["not_exercised"] == NOT_EXERCISED and "PFC" in report["not_exercised"]
     assert len(report["frr_sources"]) == 2 and any("EOS CLI is not what runs" in s for s in report["frr_sources"])
@@ -764,7 +793,7 @@ def test_verify_with_the_drill(lab, plan):
     report = verify(lab, drill=True, drill_device="z01-ctsw03", drill_mode="cut")
     drill = [r for r in report["results"] if r["check"] == "drill"]
     assert report["ok"] is True and len(drill) == 7 and all(r["ok"] for r in drill)
-    assert report["checks"] == 288 + 8 + 3 + 2 * len(plan.links) + 7
+    assert report["checks"] == 288 + len(plan.routers()) + 8 + 3 + 2 * len(plan.links) + 7
     assert report["drill"]["device"] == "z01-ctsw03" and report["drill"]["mode"] == "cut"
     assert report["drill"]["ecmp_widths"]["z01-rtsw002"] == [[16], [12], [16]] and report["drill"]["traffic"] == []
     assert "drill" not in verify(lab)
@@ -811,7 +840,13 @@ def test_lldpcli_keyvalue_is_read_per_interface():
 
 def test_each_node_sends_the_port_ids_its_nos_would(plan):
     """SONiC ports by their PORT alias (not their name), EOS ports by interface name, hosts by NIC."""
-    from netgen.lab.netns import lldpd_config  # noqa: PLC0415
+    from netgen.lab.lab_only import lab_only  # noqa: PLC0415
+    from netgen.lab.netns import lldpd_config as config_of  # noqa: PLC0415
+
+    settings = lab_only(plan)
+
+    def lldpd_config(node: LabNode) -> str:
+        return config_of(node, settings)
 
     sonic = next(n for n in plan.nodes.values() if n.nos == "sonic")
     eos = next(n for n in plan.nodes.values() if n.nos == "eos")
@@ -830,3 +865,13 @@ def test_each_node_sends_the_port_ids_its_nos_would(plan):
     evil = port.model_copy(update={"lldp_id": 'x"\nconfigure system hostname pwned'})
     assert lldpd_config(sonic.model_copy(update={"interfaces": (evil,)})) == (
         "configure lldp tx-interval 1\nconfigure lldp tx-hold 30\n")
+
+
+def test_a_wide_lab_pings_an_even_sample_and_says_so():
+    # up to 400 pairs of a kind: the full mesh (the small example's 8 RTSWs, the 20-router meta slice)
+    assert ping_offsets(8) == list(range(1, 8)) and ping_offsets(20) == list(range(1, 20))
+    # a zone's 192 racks: each pings the rack 64 and 128 places on, so each is a target twice too
+    assert ping_offsets(192) == [64, 128]
+    assert ping_offsets(48) == [5, 11, 16, 21, 27, 32, 37, 43]
+    targets = [(i + offset) % 192 for i in range(192) for offset in ping_offsets(192)]
+    assert sorted(targets) == sorted(list(range(192)) * 2)

@@ -1117,11 +1117,11 @@ class SonicLabShim:
         """The commands: one script per PROGRAMS running this module, a `sudo` that just runs the
         command (sessions are root) and a `docker` whose `exec CONTAINER CMD` runs CMD on the node
         (`docker exec bgp frr-reload.py ...` works), then calls the hook point after_docker_exec."""
-        from netgen.lab.netns import zebra_lab_vtysh  # noqa: PLC0415  (only where a lab node is made)
+        from netgen.lab.netns import lab_conf_vtysh  # noqa: PLC0415  (only where a lab node is made)
 
         folder.mkdir(parents=True, exist_ok=True)
         source = Path(__file__).resolve().parents[3]  # where netgen is imported from here: the node does too
-        zebra_args = shlex.join(zebra_lab_vtysh())
+        lab_conf = shlex.join(lab_conf_vtysh())
         for program in PROGRAMS:
             (folder / program).write_text(
                 "#!/bin/sh\n"
@@ -1154,8 +1154,8 @@ class SonicLabShim:
             "shift\n"
             '[ $# -gt 0 ] || { echo "usage: docker exec CONTAINER COMMAND [ARGS...]" >&2; exit 1; }\n'
             '"$@"\nrc=$?\n'
-            # frr-reload.py removes what frr.conf does not hold, the lab's own zebra setting too (netns.py)
-            + f'case "$1" in *frr-reload*) vtysh {zebra_args} >/dev/null 2>&1 ;; esac\n'
+            # frr-reload.py removes what frr.conf does not hold, the lab's own settings too (lab_only.py)
+            + f'case "$1" in *frr-reload*) {lab_conf} >/dev/null 2>&1 ;; esac\n'
             + (f'PYTHONPATH="{source}${{PYTHONPATH:+:$PYTHONPATH}}" "{sys.executable}" -m {MODULE} hook'
                " after_docker_exec\n" if hooks is not None else "")
             + "exit $rc\n")
