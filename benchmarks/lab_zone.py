@@ -1,11 +1,12 @@
 """A whole AI Zone in the lab (by hand, as root, on a quiet machine): meta-24k zone 1, 208 FRR routers
 and 192 host namespaces, built, converged (every session Established, every RTSW's ECMP as planned,
-LLDP heard on both ends of every cable), verified with a CTSW drain drill, torn down; and the same for
-the 26-router slice (4 CTSWs x 16 racks, plus hosts). Median of the runs per slice.
+LLDP heard on both ends of every cable), verified (with a CTSW drain drill: --drill), torn down; and the same for
+the small slices: the small example whole (18 routers, 26 namespaces) and meta-24k's 4 CTSWs x 16
+racks (20 routers). Median of the runs per slice.
 
-    python benchmarks/lab_zone.py                  # both slices, 3 runs each
+    python benchmarks/lab_zone.py                  # every slice, 3 runs each
     python benchmarks/lab_zone.py --racks 48 --runs 1
-    python benchmarks/lab_zone.py --only zone
+    python benchmarks/lab_zone.py --only zone --drill
 
 Printed per slice: build (namespaces, cables, FRR started and configured, LLDP, ports up), converge
 after build, verify + drill, teardown; peak memory in use on the machine (MemTotal - MemAvailable,
@@ -36,7 +37,9 @@ from netgen.topology import expand
 
 ROOT = Path(__file__).resolve().parent.parent
 META = ROOT / "inventory" / "meta-24k"
-SLICES = {"slice": SliceRequest(zone=1, racks=16, ctsw=4), "zone": SliceRequest(zone=1)}
+SMALL = ROOT / "inventory" / "small"
+SLICES = {"small": (SMALL, SliceRequest()), "slice": (META, SliceRequest(zone=1, racks=16, ctsw=4)),
+          "zone": (META, SliceRequest(zone=1))}
 
 
 def used_bytes() -> int:
@@ -106,7 +109,7 @@ def leftovers(lab: str, root: Path) -> list[str]:
     return left
 
 
-def one_run(ctx: DesignContext, request: SliceRequest, lab: str, root: Path) -> Figures:
+def one_run(ctx: DesignContext, request: SliceRequest, lab: str, root: Path, drill: bool) -> Figures:
     plan = plan_lab(lab, ctx, request)
     backend = NetnsBackend(lab)
     baseline = used_bytes()
@@ -118,7 +121,7 @@ def one_run(ctx: DesignContext, request: SliceRequest, lab: str, root: Path) -> 
             cpu = cpu_seconds() - cpu_start
             pss = sorted(backend.memory().values())
             mark = time.monotonic()
-            report = verify(backend, drill=True, drill_mode="drain")
+            report = verify(backend, drill=drill, drill_mode="drain")
             verify_s = time.monotonic() - mark
         finally:
             mark = time.monotonic()
@@ -137,31 +140,32 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--racks", type=int, help="the zone's first N racks (default: all 192)")
     parser.add_argument("--only", choices=sorted(SLICES))
+    parser.add_argument("--drill", action="store_true", help="verify with a CTSW drain drill")
     args = parser.parse_args()
     missing = prerequisites()
     if missing:
         print("cannot run:", "; ".join(missing))
         return 2
     root = Path(os.environ.setdefault("NETGEN_LAB_ROOT", f"/run/netgen/bench-{os.getpid()}"))
-    loaded = load_fabric(META)
-    ctx = DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog))
-    slices = {name: req for name, req in SLICES.items() if args.only in (None, name)}
+    slices = {name: chosen for name, chosen in SLICES.items() if args.only in (None, name)}
     if args.racks and "zone" in slices:
-        slices["zone"] = SliceRequest(zone=1, racks=args.racks)
+        slices["zone"] = (META, SliceRequest(zone=1, racks=args.racks))
     status = 0
-    for name, request in slices.items():
-        runs = [one_run(ctx, request, "bench", root) for _ in range(args.runs)]
+    for name, (fabric, request) in slices.items():
+        loaded = load_fabric(fabric)
+        ctx = DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog))
+        runs = [one_run(ctx, request, "bench", root, args.drill) for _ in range(args.runs)]
         med = {field: statistics.median(getattr(r, field) for r in runs)
                for field in ("build_s", "converge_s", "verify_s", "teardown_s", "peak_gb", "pss_mean_mb",
                              "pss_max_mb", "cpu_s")}
         first = runs[0]
-        print(f"{name}: meta-24k {request.describe()}: {first.routers} routers, {first.hosts} hosts,"
+        print(f"{name}: {fabric.name} {request.describe()}: {first.routers} routers, {first.hosts} hosts,"
               f" {first.sessions} sessions (median of {len(runs)})")
         print(f"  build            {med['build_s']:7.1f} s   (first run: "
               + ", ".join(f"{k} {v:.1f}" for k, v in first.stages.items()) + ")")
         total = med["build_s"] + med["converge_s"]
         print(f"  converge         {med['converge_s']:7.1f} s   up and converged {total:.1f} s")
-        print(f"  verify + drill   {med['verify_s']:7.1f} s")
+        print(f"  verify{' + drill' if args.drill else '        '}   {med['verify_s']:7.1f} s")
         print(f"  teardown         {med['teardown_s']:7.1f} s")
         print(f"  peak memory      {med['peak_gb']:7.2f} GB  PSS per router mean {med['pss_mean_mb']:.1f} MB,"
               f" max {med['pss_max_mb']:.1f} MB")

@@ -762,7 +762,11 @@ def verify(backend: LabBackend, drill: bool = False, drill_device: str | None = 
     else:
         routing = routing_state(backend, plan)
     results = routing + check_lldp(backend, plan) + check_pings(backend, plan)
-    drilled = run_drill(backend, plan, drill_device, drill_mode, graceful=graceful, traffic=traffic) if drill else None
+    # a drained CTSW's updates reach every RTSW and each reinstalls every other rack's routes: at a
+    # zone's width that takes minutes on this machine class, so the wait grows with the lab
+    timeout = max(60.0, 1.5 * len(plan.routers()))
+    drilled = (run_drill(backend, plan, drill_device, drill_mode, timeout=timeout, graceful=graceful, traffic=traffic)
+               if drill else None)
     if drilled is not None:
         results += drilled.results
     failed = [r for r in results if not r.ok]

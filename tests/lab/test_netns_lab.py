@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from netgen.lab.netns import NetnsBackend
-from tests.conftest import META, SMALL, run_cli
+from tests.conftest import SMALL, run_cli
 from tests.lab.conftest import HostSnapshot, assert_nothing_left, cli_json, lab_name, needs_lab
 
 pytestmark = [pytest.mark.lab, needs_lab]
@@ -401,22 +401,3 @@ def test_unknown_lab_is_a_clear_usage_error():
         assert code == 2 and "no lab named 'nosuchlab'" in report["error"]
     code, report = cli_json("lab", "verify", "--name", "Bad-Name")
     assert code == 2 and "lowercase" in report["error"]
-
-
-def test_meta_scale_slice_4_ctsw_16_rtsw():
-    """The scale slice of the issue: meta-24k zone 1, 4 CTSWs x 16 RTSWs (SONiC RTSWs with the RDMA
-    hash catalog model, EOS CTSW stand-ins carrying all 220 configured neighbours)."""
-    before = HostSnapshot.take()
-    name = lab_name("meta")
-    try:
-        code, report = cli_json("lab", "up", str(META), "--name", name, "--zone", "1", "--racks", "16",
-                                "--ctsw", "4")
-        assert code == 0, report["failures"][:3]
-        assert report["build"]["routers"] == 20 and report["sessions_established"] == 64
-        code, verify = cli_json("lab", "verify", "--name", name)
-        assert code == 0
-        ecmp = [r for r in verify["results"] if r["check"] == "ecmp"]
-        assert len(ecmp) == 16 and all("ECMP width [4]" in r["detail"] for r in ecmp)
-    finally:
-        run_cli("lab", "down", "--name", name)
-    assert_nothing_left(before, name)

@@ -17,7 +17,7 @@ from tests.lab.conftest import HostSnapshot, assert_nothing_left, cli_json, lab_
 
 pytestmark = [pytest.mark.lab, pytest.mark.zone, needs_lab]
 
-ZONE_RACKS = 48  # 64 routers, 768 sessions: about 2 minutes with the drill (docs/developer/benchmarks.md)
+ZONE_RACKS = 32  # 48 routers, 512 sessions: what CI's 25 minutes leave room for (docs/developer/benchmarks.md)
 RACKS = int(os.environ.get("NETGEN_ZONE_RACKS", ZONE_RACKS))
 
 
@@ -48,8 +48,10 @@ def test_the_zone_converges_with_ecmp_16_and_drains_a_ctsw():
         # no peer past its rendered maximum-prefix; a CTSW's RTSW peers send 2 of their 2
         limits = {str(r["node"]): str(r["detail"]) for r in by_kind["maximum-prefix"]}
         assert len(limits) == RACKS + 16 and "of 2 prefixes (100%)" in limits["z01-ctsw01"]
+        # meta-24k is IPv4 only: loopbacks and hosts; past 400 pairs an even sample, said so
         pings = {str(r["subject"]): str(r["detail"]) for r in by_kind["ping"]}
-        assert set(pings) == {"loopback mesh", "loopback-v6 mesh", "host mesh"}
+        assert set(pings) == {"loopback mesh", "host mesh"}
+        assert all(f"(sampled: each of {RACKS} to " in detail for detail in pings.values()), pings
         # the drain drill: every RTSW's ECMP shrinks from 16 to 15 and comes back
         drill = " ".join(str(r["subject"]) + ": " + str(r["detail"]) for r in by_kind["drill"])
         assert "16 -> 15" in drill or "[15]" in drill, drill
