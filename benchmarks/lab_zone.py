@@ -154,7 +154,15 @@ def main() -> int:
     for name, (fabric, request) in slices.items():
         loaded = load_fabric(fabric)
         ctx = DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog))
-        runs = [one_run(ctx, request, "bench", root, args.drill) for _ in range(args.runs)]
+        runs = []
+        for i in range(args.runs):
+            runs.append(one_run(ctx, request, "bench", root, args.drill))
+            r = runs[-1]
+            print(f"  {name} run {i + 1}: build {r.build_s:.1f} s, converge {r.converge_s:.1f} s,"
+                  f" verify {r.verify_s:.1f} s, teardown {r.teardown_s:.1f} s, peak {r.peak_gb:.2f} GB,"
+                  f" PSS {r.pss_mean_mb:.1f} MB/router,"
+                  f" CPU {r.cpu_s:.0f} s, converged {r.converged}, verified {r.verified}, left {r.left[:3]}",
+                  flush=True)
         med = {field: statistics.median(getattr(r, field) for r in runs)
                for field in ("build_s", "converge_s", "verify_s", "teardown_s", "peak_gb", "pss_mean_mb",
                              "pss_max_mb", "cpu_s")}

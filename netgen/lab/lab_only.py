@@ -16,9 +16,9 @@ packet rates within a budget measured here, by slowing only what has to be slowe
 
 Every setting is applied after the rendered frr.conf (`vtysh -f` on the node's own lab file) and
 again after anything reloads FRR (`frr-reload.py` removes what frr.conf does not hold). While a lab
-is built its routers' ports are down and their BFD profiles shut (`held_conf`); both are released
-once every router runs, so the whole lab converges once instead of each router's start competing
-with the sessions of those before it.
+of more than HOLD_BUILD_ROUTERS routers is built its routers' ports are down and their BFD profiles
+shut (`held_conf`); both are released once every router runs, so the whole lab converges once
+instead of each router's start competing with the sessions of those before it.
 """
 
 from __future__ import annotations
@@ -34,6 +34,9 @@ from netgen.lab.plan import LabNode, LabPlan
 BFD_PACKETS_PER_S = 1000
 # LLDP frames a second for the lab's lldpd agents together: about 0.1 of a core at 0.08 ms a frame.
 LLDP_FRAMES_PER_S = 1250
+# Past this many routers a lab is built with its routers' ports down and BFD shut, released once
+# every router runs; below it, held ports cost more (BGP's 10 s connect retry) than they save.
+HOLD_BUILD_ROUTERS = 32
 LLDP_HOLD_S = 30  # a neighbour is kept this long without a frame (a node starved of CPU keeps them)
 LAB_CONF = "netgen-lab.conf"  # the node's lab-only FRR settings, beside its frr.conf
 # Lab-only zebra setting: FRR 8.4 loses kernel nexthop-group members after a link flap and does not
@@ -76,6 +79,7 @@ class LabOnly:
     lldp_interval_s: int
     lldp_hold: int  # lldpd's tx-hold: the TTL is interval x hold
     cabled_ports: int
+    hold_build: bool = False  # ports down and BFD shut until every router runs (HOLD_BUILD_ROUTERS)
 
     def frr_lines(self, node: LabNode) -> list[str]:
         """The node's lab-only FRR configuration, in frr.conf syntax."""
@@ -134,6 +138,9 @@ class LabOnly:
                         f" ms (lab only: {self.bfd_sessions} BFD sessions within {BFD_PACKETS_PER_S} packets/s on"
                         " this machine; multiplier and every BGP timer as rendered)")
         held = self.lldp_interval_s * self.lldp_hold
+        if self.hold_build:
+            said.append(f"built with every router's ports down and BFD shut until all {len(plan.routers())} routers"
+                        " ran, then released at once")
         said.append(f"LLDP (the lab's lldpd): every {self.lldp_interval_s} s, held {held} s ({self.cabled_ports}"
                     f" cabled ports within {LLDP_FRAMES_PER_S} frames/s)")
         return said
@@ -153,4 +160,5 @@ def lab_only(plan: LabPlan) -> LabOnly:
     ports = 2 * len(plan.links)
     interval = max(1, math.ceil(ports / LLDP_FRAMES_PER_S))
     return LabOnly(bfd_floor_ms=floor, bfd_sessions=sessions, lldp_interval_s=interval,
+                   hold_build=len(plan.routers()) > HOLD_BUILD_ROUTERS,
                    lldp_hold=max(4, math.ceil(LLDP_HOLD_S / interval)), cabled_ports=ports)

@@ -200,13 +200,13 @@ class NetnsBackend(StatefulBackend):
             self._add_links(plan.links)
             for node in plan.nodes.values():
                 _must(["ip", "-n", names[node.name], "-batch", "-"], f"{node.name}: interfaces and addresses",
-                      self._interface_batch(node, hold=node.kind == "router"))
+                      self._interface_batch(node, hold=settings.hold_build and node.kind == "router"))
             stage("links", len(plan.links), len(plan.links))
             stages["links_and_addresses"] = time.monotonic() - mark
 
             mark = time.monotonic()
             routers = plan.routers()
-            self._start_routers(routers, settings, stage, hold=True)
+            self._start_routers(routers, settings, stage, hold=settings.hold_build)
             stages["frr_start_and_config"] = time.monotonic() - mark
 
             mark = time.monotonic()
@@ -215,20 +215,22 @@ class NetnsBackend(StatefulBackend):
             self._start_lldps(plan, list(plan.nodes), settings, stage)
             stages["lldp"] = time.monotonic() - mark
 
-            # The cables come up last, all at once, as a built fabric powers on: a router started
-            # while its neighbours were already talking spent its start competing with their
-            # sessions, BFD and updates (a whole zone's start took minutes longer).
-            mark = time.monotonic()
-            stage("cables up", 0, len(routers))
-            for done, node in enumerate(routers, 1):
-                lines = [f"link set {i.name} up\n" for i in node.interfaces if i.kind == "port" and i.up]
-                if lines:
-                    _must(["ip", "-n", names[node.name], "-batch", "-"], f"{node.name}: ports up", "".join(lines))
-                stage("cables up", done, len(routers))
-            stages["cables_up"] = time.monotonic() - mark
-            mark = time.monotonic()
-            self._release_bfd(routers, settings, stage)
-            stages["bfd_released"] = time.monotonic() - mark
+            # A wide lab's cables come up last, all at once, as a built fabric powers on: a router
+            # started while its neighbours were already talking spent its start competing with their
+            # sessions, BFD and updates (a whole zone's start took minutes longer). A small lab
+            # starts with its cables up: held, it would wait for BGP's connect retry (10 s).
+            if settings.hold_build:
+                mark = time.monotonic()
+                stage("cables up", 0, len(routers))
+                for done, node in enumerate(routers, 1):
+                    lines = [f"link set {i.name} up\n" for i in node.interfaces if i.kind == "port" and i.up]
+                    if lines:
+                        _must(["ip", "-n", names[node.name], "-batch", "-"], f"{node.name}: ports up", "".join(lines))
+                    stage("cables up", done, len(routers))
+                stages["cables_up"] = time.monotonic() - mark
+                mark = time.monotonic()
+                self._release_bfd(routers, settings, stage)
+                stages["bfd_released"] = time.monotonic() - mark
             self._state["status"] = "up"
             self._save()
         except BaseException:

@@ -32,6 +32,7 @@ def test_a_lab_of_few_sessions_runs_the_rendered_bfd_timers(plan):
     assert bfd_profiles(rtsw.frr_conf or "") == {"netgen": {"receive": 300, "transmit": 300}}
     assert settings.frr_lines(rtsw) == [ZEBRA_SETTING]
     assert (settings.lldp_interval_s, settings.lldp_hold) == (1, 30)
+    assert not settings.hold_build  # 18 routers start with their cables up
     said = settings.describe(few)
     assert len(said) == 2 and said[0].startswith("zebra: ") and not any("BFD" in line for line in said)
 

@@ -33,6 +33,9 @@ def test_the_zone_converges_with_ecmp_16_and_drains_a_ctsw():
         assert up["sessions_expected"] == up["sessions_established"] == sessions
         # what the lab runs beyond the rendered configs is said: BFD's floor for this many sessions
         assert any(line.startswith("BFD profile netgen (sonic)") for line in up["build"]["lab_only"])
+        # a lab this wide is built with its ports down and BFD shut, then released at once
+        assert any(line.startswith("built with every router's ports down") for line in up["build"]["lab_only"])
+        assert "cables_up" in up["build"]["stages"]
 
         code, report = cli_json("lab", "verify", "--name", name, "--drill", "--drill-device", "z01-ctsw16")
         failed = [r for r in report["results"] if not r["ok"]]
