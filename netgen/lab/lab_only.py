@@ -38,7 +38,8 @@ LLDP_FRAMES_PER_S = 1250
 # every router runs; below it, held ports cost more (BGP's 10 s connect retry) than they save.
 HOLD_BUILD_ROUTERS = 32
 LLDP_HOLD_S = 30  # a neighbour is kept this long without a frame (a node starved of CPU keeps them)
-LAB_CONF = "netgen-lab.conf"  # the node's lab-only FRR settings, beside its frr.conf
+LAB_CONF = "lab-only.conf"  # the node's lab-only FRR settings, beside its frr.conf; not "netgen-*", the
+# prefix of what a deploy stages on a switch (its tests find leftovers by it)
 # Lab-only zebra setting: FRR 8.4 loses kernel nexthop-group members after a link flap and does not
 # put them back (fixed upstream in FRR 9.0, FRRouting/frr#13413), which would leave the kernel FIB
 # narrower than the RIB after a cut drill. Routes with embedded next hops do not have that bug. A
