@@ -32,7 +32,7 @@ from netgen.intent import load_fabric
 from netgen.lab.adapters import plan_lab
 from netgen.lab.netns import NetnsBackend, existing_namespaces, prerequisites
 from netgen.lab.plan import SliceRequest
-from netgen.lab.verify import check_lldp, routing_state, verify, wait_for
+from netgen.lab.verify import up_state, verify, wait_for
 from netgen.topology import expand
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,7 +117,7 @@ def one_run(ctx: DesignContext, request: SliceRequest, lab: str, root: Path, dri
     with PeakMemory() as peak:
         try:
             build = backend.build(plan)
-            results, converge = wait_for(lambda: routing_state(backend, plan) + check_lldp(backend, plan), 600)
+            results, converge = wait_for(up_state(backend, plan), 600)
             cpu = cpu_seconds() - cpu_start
             pss = sorted(backend.memory().values())
             mark = time.monotonic()

@@ -46,8 +46,7 @@ from netgen.lab.verify import (
     DRILL_MODES,
     NOT_EXERCISED,
     LabResult,
-    check_lldp,
-    routing_state,
+    up_state,
     verify,
     wait_for,
 )
@@ -213,7 +212,7 @@ def _build(backend: LabBackend, plan: LabPlan, files: dict[str, dict[str, str]],
         except LabError as exc:
             fail(f"{exc} (nothing of lab {name!r} was left behind)", as_json)
         # converged: every session up, the ECMP widths planned, and LLDP heard on both ends of every cable
-        results, seconds = wait_for(lambda: routing_state(backend, plan) + check_lldp(backend, plan), timeout,
+        results, seconds = wait_for(up_state(backend, plan), timeout,
                                     _session_tick(update, plan))
     return report, results, seconds
 

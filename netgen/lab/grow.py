@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from netgen.lab.backend import LabBackend, StageHook
 from netgen.lab.plan import LabInterface, LabLink, LabNode, LabPlan, LabSession
-from netgen.lab.verify import FrrReader, LabResult, Peer, check_lldp, in_parallel, routing_state, wait_for
+from netgen.lab.verify import FrrReader, LabResult, Peer, in_parallel, up_state, wait_for
 
 if TYPE_CHECKING:
     from netgen.lab.netns import NetnsBackend
@@ -188,7 +188,7 @@ def grow_lab(backend: NetnsBackend, plan: LabPlan, timeout: float, progress: Sta
         report.steps = ["nothing to grow: the lab already runs this slice of the fabric"]
     else:
         report.steps = backend.grow(plan, report.growth, progress).done
-    report.results, report.seconds = wait_for(lambda: routing_state(backend, plan) + check_lldp(backend, plan),
+    report.results, report.seconds = wait_for(up_state(backend, plan),
                                               timeout, tick)
     report.kept, report.reset, report.not_up_before = kept_sessions(old, before, session_counters(backend, existing))
     return report

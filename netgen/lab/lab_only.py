@@ -45,6 +45,11 @@ LAB_CONF = "lab-only.conf"  # the node's lab-only FRR settings, beside its frr.c
 # narrower than the RIB after a cut drill. Routes with embedded next hops do not have that bug. A
 # switch ASIC is not involved either way.
 ZEBRA_SETTING = "no zebra nexthop kernel enable"
+# Every lab FRR daemon starts with glibc malloc's mmap threshold set to its default, 128 KiB: set, it
+# stops adjusting itself upwards ("Malloc Tunable Parameters", GNU C Library manual), so the large
+# blocks a daemon frees go back to the system instead of staying in its heap. Measured on the 4 x 16
+# meta slice: bgpd about 3 MB and zebra about 3 MB less per router; the daemons' work is the same.
+FRR_ENVIRONMENT = ("MALLOC_MMAP_THRESHOLD_=131072",)
 
 _PROFILE = re.compile(r"^ profile (\S+)$")
 _INTERVAL = re.compile(r"^  (transmit|receive)-interval (\d+)$")
@@ -106,12 +111,13 @@ class LabOnly:
             f"{line}\n" for line in lines)
 
     def release_vtysh(self, node: LabNode) -> list[str]:
-        """vtysh's arguments that undo `held_conf` (empty: nothing held)."""
+        """vtysh's arguments that undo `held_conf` (empty: nothing held): to bfdd alone, which
+        answers at once, where plain vtysh also waits for a bgpd busy with its sessions."""
         profiles = sorted(bfd_profiles(node.frr_conf or ""))
         lines = ["configure terminal", "bfd"]
         for name in profiles:
             lines += [f"profile {name}", "no shutdown", "exit"]
-        return [arg for line in lines for arg in ("-c", line)] if profiles else []
+        return ["-d", "bfdd", *(arg for line in lines for arg in ("-c", line))] if profiles else []
 
     def frr_conf(self, node: LabNode) -> str:
         return "! netgen lab only (netgen/lab/lab_only.py), applied after frr.conf\n" + "".join(
@@ -127,7 +133,9 @@ class LabOnly:
     def describe(self, plan: LabPlan) -> list[str]:
         """Each lab-only setting as the reports say it."""
         said = [f"zebra: `{ZEBRA_SETTING}` (FRR 8.4 loses kernel nexthop-group members after a link flap,"
-                " FRRouting/frr#13413; routes carry their next hops instead; forwarding is the same)"]
+                " FRRouting/frr#13413; routes carry their next hops instead; forwarding is the same)",
+                f"FRR daemons start with {' '.join(FRR_ENVIRONMENT)} (glibc malloc returns freed blocks"
+                " to the system: memory only, the daemons' work is the same)"]
         rendered: dict[tuple[str, str], set[int]] = {}
         for node in plan.routers():
             for name in self.raised(node):

@@ -44,7 +44,8 @@ from netgen.lab.backend import (
 )
 from netgen.lab.endpoints import stop_management
 from netgen.lab.grow import GrowSteps, LabGrowth
-from netgen.lab.lab_only import LAB_CONF, ZEBRA_SETTING, LabOnly, lab_only, uses_bfd
+from netgen.lab.lab_only import FRR_ENVIRONMENT, LAB_CONF, ZEBRA_SETTING, LabOnly, lab_only, uses_bfd
+from netgen.lab.link_up import cable_groups, ports_up, wait_for_cpu
 from netgen.lab.plan import LabInterface, LabLink, LabNode, LabPlan
 
 FRR_DIR = Path("/usr/lib/frr")
@@ -221,12 +222,7 @@ class NetnsBackend(StatefulBackend):
             # starts with its cables up: held, it would wait for BGP's connect retry (10 s).
             if settings.hold_build:
                 mark = time.monotonic()
-                stage("cables up", 0, len(routers))
-                for done, node in enumerate(routers, 1):
-                    lines = [f"link set {i.name} up\n" for i in node.interfaces if i.kind == "port" and i.up]
-                    if lines:
-                        _must(["ip", "-n", names[node.name], "-batch", "-"], f"{node.name}: ports up", "".join(lines))
-                    stage("cables up", done, len(routers))
+                self._cables_up(plan, routers, stage)
                 stages["cables_up"] = time.monotonic() - mark
                 mark = time.monotonic()
                 self._release_bfd(routers, settings, stage)
@@ -334,7 +330,8 @@ class NetnsBackend(StatefulBackend):
         common = ["-d", "-F", "datacenter", "-u", "frr", "-g", "frr", "-P", "0"]
         pids: dict[str, int] = {}
         for daemon in self._daemons(node):
-            args = [str(FRR_DIR / daemon), *common, "-i", f"/run/frr/{daemon}.pid", "--log", f"file:{log}/{daemon}.log"]
+            args = ["env", *FRR_ENVIRONMENT, str(FRR_DIR / daemon), *common, "-i", f"/run/frr/{daemon}.pid",
+                    "--log", f"file:{log}/{daemon}.log"]
             if daemon == "zebra":
                 args += ["-f", f"/etc/frr/{ZEBRA_LAB_CONF}"]
                 # A UTS namespace for the hostname (BGP's hostname capability) and a mount namespace
@@ -361,6 +358,21 @@ class NetnsBackend(StatefulBackend):
                            f"{(result.stdout + result.stderr).strip()[:800]}")
         self._apply_lab_only(node.name, pids["zebra"])
         return node.name, pids
+
+    def _cables_up(self, plan: LabPlan, routers: list[LabNode], stage: StageHook) -> None:
+        """The held routers' ports up, a leaf's cables at a time (`cable_groups`), each group once
+        the machine has caught up with the last (`wait_for_cpu`): all 6,528 of a zone's at once made
+        every session start together, and the routers starved of CPU for longer than their hold
+        timers; one `ip` process per router took 163 s behind the sessions its predecessors began."""
+        groups = cable_groups(plan, routers)
+        stage("cables up", 0, len(groups))
+        for done, ports in enumerate(groups, 1):
+            problems = ports_up({self.namespace(node): names for node, names in ports.items()})
+            if problems:
+                raise LabError("setting the routers' ports up: " + "; ".join(problems[:10]))
+            stage("cables up", done, len(groups))
+            if done < len(groups):
+                wait_for_cpu()
 
     def _release_bfd(self, routers: list[LabNode], settings: LabOnly, stage: StageHook) -> None:
         """Every router's BFD profiles out of their build-time shutdown (lab_only.held_conf)."""

@@ -427,18 +427,43 @@ def converged(results: list[LabResult]) -> bool:
 
 def wait_for(probe: Callable[[], list[LabResult]], timeout: float,
              tick: Callable[[list[LabResult]], None] | None = None) -> tuple[list[LabResult], float]:
-    """Poll until every result is ok or the timeout passes; returns the last results and seconds."""
+    """Poll until every result is ok or the timeout passes; returns the last results and seconds.
+    A read that fails while the lab converges (a router too busy to answer in time) is one failed
+    "read" result of that poll, not the end of the wait: the next poll reads again."""
     start = time.monotonic()
     interval = 0.5
     while True:
-        results = probe()
+        polled = time.monotonic()
+        try:
+            results = probe()
+        except LabError as exc:
+            results = [LabResult("read", str(exc).split(":", 1)[0], "lab state", False, str(exc))]
         if tick:
             tick(results)
-        elapsed = time.monotonic() - start
+        now = time.monotonic()
+        elapsed = now - start
         if converged(results) or elapsed >= timeout:
             return results, elapsed
-        time.sleep(interval)
+        # a poll of a wide lab is hundreds of processes: rest at least as long as it took, so the
+        # polling never takes more than half of the machine the lab converges on
+        time.sleep(min(max(interval, now - polled), max(0.0, timeout - elapsed)))
         interval = min(interval * 1.5, 2.0)
+
+
+def up_state(backend: LabBackend, plan: LabPlan) -> Callable[[], list[LabResult]]:
+    """What `lab up`, `lab grow` and the benchmark wait for: every session Established, every
+    RTSW's ECMP as planned, then LLDP heard on both ends of every cable. LLDP is read once the
+    routing has converged (a zone's LLDP read is 400 processes more per poll; LLDP is heard long
+    before BGP converges); until then one failed result says it was not read."""
+
+    def probe() -> list[LabResult]:
+        routing = routing_state(backend, plan)
+        if not converged(routing):
+            return [*routing, LabResult("lldp", "-", "every cable", False,
+                                        "not read yet: read once every session and ECMP width is as planned")]
+        return routing + check_lldp(backend, plan)
+
+    return probe
 
 
 def routing_state(backend: LabBackend, plan: LabPlan, down: frozenset[str] = frozenset()) -> list[LabResult]:

@@ -52,7 +52,7 @@ def test_a_rack_then_a_ctsw_join_a_running_lab_and_no_session_resets(tmp_path):
 
         # the intent's fifth rack: the new RTSW and its host first, then the two CTSWs reloaded
         code, report = cli_json("lab", "grow", str(grown), "--name", name)
-        assert code == 0 and report["ok"] is True, report
+        assert code == 0 and report["ok"] is True, json.dumps(report)  # whole: a dict is cut short
         assert report["new_nodes"] == ["z01-rtsw005", "z01-r005-h01"]
         assert report["new_ports"] == {"z01-ctsw01": CTSW_PORTS, "z01-ctsw02": CTSW_PORTS}
         assert report["reloaded"] == ["z01-ctsw01", "z01-ctsw02"]
@@ -65,7 +65,7 @@ def test_a_rack_then_a_ctsw_join_a_running_lab_and_no_session_resets(tmp_path):
 
         # a wider slice of the same fabric: a third CTSW; every RTSW gains 4 ports, none reloads
         code, report = cli_json("lab", "grow", str(grown), "--name", name, "--ctsw", "3")
-        assert code == 0 and report["ok"] is True, report
+        assert code == 0 and report["ok"] is True, json.dumps(report)  # whole: a dict is cut short
         assert report["new_nodes"] == ["z01-ctsw03"] and report["reloaded"] == []
         assert sorted(report["new_ports"]) == [f"z01-rtsw00{r}" for r in range(1, 6)]
         assert report["existing_sessions"]["kept_up"] == 80 and report["sessions_established"] == 120

@@ -34,7 +34,8 @@ def test_a_lab_of_few_sessions_runs_the_rendered_bfd_timers(plan):
     assert (settings.lldp_interval_s, settings.lldp_hold) == (1, 30)
     assert not settings.hold_build  # 18 routers start with their cables up
     said = settings.describe(few)
-    assert len(said) == 2 and said[0].startswith("zebra: ") and not any("BFD" in line for line in said)
+    assert len(said) == 3 and said[0].startswith("zebra: ") and not any("BFD" in line for line in said)
+    assert said[1].startswith("FRR daemons start with MALLOC_MMAP_THRESHOLD_=131072 ")
 
 
 def test_the_small_example_whole_runs_bfd_at_600_ms(plan):

@@ -35,7 +35,9 @@ from netgen.lab.verify import (
     ping_offsets,
     prefix_limits,
     run_drill,
+    up_state,
     verify,
+    wait_for,
 )
 from netgen.platforms.frr_drain import (
     DrainScope,
@@ -402,6 +404,54 @@ def test_a_wrong_local_asn_is_reported(lab, plan):
     assert len(failed) == 8  # atsw01's IPv4 sessions: one uplink from each of the 8 CTSWs
     assert all(r.node == "atsw01" and r.detail == f"atsw01 runs BGP as AS 65001, but its ASN is {ASN['atsw01']}"
                for r in failed)
+
+
+def test_a_read_failing_while_the_lab_converges_is_polled_again(lab, plan):
+    class Busy(FakeLab):  # a router too busy to answer the first poll in time
+        polls = 0
+
+        def exec(self, node, argv, timeout=30.0):
+            if node == "z02-rtsw004" and tuple(argv) == SUMMARY:
+                Busy.polls += 1
+                if Busy.polls == 1:
+                    return ExecResult(124, "", "timed out after 30 s")
+            return super().exec(node, argv, timeout)
+
+    results, _ = wait_for(up_state(Busy(plan, lab.topo), plan), timeout=30)
+    assert Busy.polls == 2 and results and all(r.ok for r in results)
+
+
+def test_a_read_failing_until_the_timeout_is_one_failed_result_naming_the_node(lab, plan):
+    class Broken(FakeLab):
+        def exec(self, node, argv, timeout=30.0):
+            if node == "z02-rtsw004":
+                return ExecResult(1, "", "vtysh: failed to connect to any daemons.")
+            return super().exec(node, argv, timeout)
+
+    results, _ = wait_for(up_state(Broken(plan, lab.topo), plan), timeout=0)
+    assert [(r.check, r.node, r.ok) for r in results] == [("read", "z02-rtsw004", False)]
+    assert "show bgp summary json failed: vtysh: failed to connect" in results[0].detail
+
+
+def test_lldp_is_read_once_the_routing_has_converged(lab, plan):
+    class Counting(FakeLab):
+        lldp_reads = 0
+
+        def lldp_neighbors(self, node):
+            Counting.lldp_reads += 1
+            return super().lldp_neighbors(node)
+
+    counting = Counting(plan, lab.topo)
+    rtsw = plan.routers("rtsw")[0].name
+    counting.peer_override[(rtsw, next(iter(counting.neighbors[rtsw])))] = {"state": "Active"}
+    results = up_state(counting, plan)()
+    assert Counting.lldp_reads == 0
+    lldp = [r for r in results if r.check == "lldp"]
+    assert [(r.ok, r.detail.split(":")[0]) for r in lldp] == [(False, "not read yet")]
+    counting.peer_override.clear()
+    results = up_state(counting, plan)()
+    assert Counting.lldp_reads == len(plan.nodes) and all(r.ok for r in results)
+    assert sum(r.check == "lldp" for r in results) == 2 * len(plan.links)
 
 
 def test_a_failing_vtysh_is_a_lab_error_naming_the_node(lab, plan):
