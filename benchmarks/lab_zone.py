@@ -171,8 +171,9 @@ def main() -> int:
               f" {first.sessions} sessions (median of {len(runs)})")
         print(f"  build            {med['build_s']:7.1f} s   (first run: "
               + ", ".join(f"{k} {v:.1f}" for k, v in first.stages.items()) + ")")
-        total = med["build_s"] + med["converge_s"]
-        print(f"  converge         {med['converge_s']:7.1f} s   up and converged {total:.1f} s")
+        total = statistics.median(r.build_s + r.converge_s for r in runs)  # each run's, not the medians' sum
+        print(f"  converge         {med['converge_s']:7.1f} s   up and converged {total:.1f} s"
+              f" (runs: {', '.join(f'{r.build_s + r.converge_s:.1f}' for r in runs)})")
         print(f"  verify{' + drill' if args.drill else '        '}   {med['verify_s']:7.1f} s")
         print(f"  teardown         {med['teardown_s']:7.1f} s")
         print(f"  peak memory      {med['peak_gb']:7.2f} GB  PSS per router mean {med['pss_mean_mb']:.1f} MB,"

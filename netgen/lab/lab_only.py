@@ -17,8 +17,8 @@ packet rates within a budget measured here, by slowing only what has to be slowe
 Every setting is applied after the rendered frr.conf (`vtysh -f` on the node's own lab file) and
 again after anything reloads FRR (`frr-reload.py` removes what frr.conf does not hold). While a lab
 of more than HOLD_BUILD_ROUTERS routers is built its routers' ports are down and their BFD profiles
-shut (`held_conf`); both are released once every router runs, so the whole lab converges once
-instead of each router's start competing with the sessions of those before it.
+shut (`held_conf`); once every router runs the cables come up a rack at a time (netgen/lab/link_up.py)
+and BFD is released, so no router's start competes with the sessions of those before it.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ class LabOnly:
         held = self.lldp_interval_s * self.lldp_hold
         if self.hold_build:
             said.append(f"built with every router's ports down and BFD shut until all {len(plan.routers())} routers"
-                        " ran, then released at once")
+                        " ran; then the cables came up a rack at a time and BFD was released")
         said.append(f"LLDP (the lab's lldpd): every {self.lldp_interval_s} s, held {held} s ({self.cabled_ports}"
                     f" cabled ports within {LLDP_FRAMES_PER_S} frames/s)")
         return said

@@ -433,20 +433,16 @@ def wait_for(probe: Callable[[], list[LabResult]], timeout: float,
     start = time.monotonic()
     interval = 0.5
     while True:
-        polled = time.monotonic()
         try:
             results = probe()
         except LabError as exc:
             results = [LabResult("read", str(exc).split(":", 1)[0], "lab state", False, str(exc))]
         if tick:
             tick(results)
-        now = time.monotonic()
-        elapsed = now - start
+        elapsed = time.monotonic() - start
         if converged(results) or elapsed >= timeout:
             return results, elapsed
-        # a poll of a wide lab is hundreds of processes: rest at least as long as it took, so the
-        # polling never takes more than half of the machine the lab converges on
-        time.sleep(min(max(interval, now - polled), max(0.0, timeout - elapsed)))
+        time.sleep(interval)
         interval = min(interval * 1.5, 2.0)
 
 

@@ -33,7 +33,7 @@ def test_the_zone_converges_with_ecmp_16_and_drains_a_ctsw():
         assert up["sessions_expected"] == up["sessions_established"] == sessions
         # what the lab runs beyond the rendered configs is said: BFD's floor for this many sessions
         assert any(line.startswith("BFD profile netgen (sonic)") for line in up["build"]["lab_only"])
-        # a lab this wide is built with its ports down and BFD shut, then released at once
+        # a lab this wide is built with its ports down and BFD shut, then cabled a rack at a time
         assert any(line.startswith("built with every router's ports down") for line in up["build"]["lab_only"])
         assert "cables_up" in up["build"]["stages"]
 
