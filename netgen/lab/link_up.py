@@ -1,10 +1,11 @@
 """Setting many namespaces' ports up from this process, without a process per namespace.
 
-A wide lab brings every router's ports up at once when it is built (lab_only.HOLD_BUILD_ROUTERS).
-One `ip -n NS -batch` per router did that in 163 s for a whole zone: each of the 208 processes
-waited for the CPU behind the sessions its predecessors had just started. Here one thread enters
-each namespace in turn (setns(2) moves only the calling thread) and sets the flag with the same
-SIOCSIFFLAGS ioctl `ifconfig up` uses, so the cables come up within moments of each other.
+A wide lab (lab_only.HOLD_BUILD_ROUTERS) is built with its routers' ports down and brings them up
+a rack at a time once every router runs (`cable_groups`, paced by `wait_for_cpu`). One `ip -n NS
+-batch` per router took 163 s for a whole zone: each of the 208 processes waited for the CPU
+behind the sessions its predecessors had just started. Here one thread enters each namespace in
+turn (setns(2) moves only the calling thread) and sets the flag with the same SIOCSIFFLAGS ioctl
+`ifconfig up` uses, so a group's ports come up without waiting for a process to be scheduled.
 """
 
 from __future__ import annotations

@@ -216,7 +216,7 @@ class NetnsBackend(StatefulBackend):
             self._start_lldps(plan, list(plan.nodes), settings, stage)
             stages["lldp"] = time.monotonic() - mark
 
-            # A wide lab's cables come up last, all at once, as a built fabric powers on: a router
+            # A wide lab's cables come up last, a rack at a time, once every router runs: a router
             # started while its neighbours were already talking spent its start competing with their
             # sessions, BFD and updates (a whole zone's start took minutes longer). A small lab
             # starts with its cables up: held, it would wait for BGP's connect retry (10 s).
@@ -362,8 +362,8 @@ class NetnsBackend(StatefulBackend):
     def _cables_up(self, plan: LabPlan, routers: list[LabNode], stage: StageHook) -> None:
         """The held routers' ports up, a leaf's cables at a time (`cable_groups`), each group once
         the machine has caught up with the last (`wait_for_cpu`): all 6,528 of a zone's at once made
-        every session start together, and the routers starved of CPU for longer than their hold
-        timers; one `ip` process per router took 163 s behind the sessions its predecessors began."""
+        every session start together, and reads of the routers then took longer than 30 s; one `ip`
+        process per router took 163 s behind the sessions its predecessors began."""
         groups = cable_groups(plan, routers)
         stage("cables up", 0, len(groups))
         for done, ports in enumerate(groups, 1):
