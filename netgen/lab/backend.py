@@ -17,6 +17,7 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from ipaddress import ip_network
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
@@ -127,6 +128,16 @@ class LabBackend(Protocol):
         network (hosts). Never raises for a non-zero exit; returns it."""
         ...
 
+    def show(self, node: str, daemon: str, command: str, timeout: float = 30.0) -> ExecResult:
+        """One show command of an FRR router, answered by `daemon` (bgpd, zebra, ...): vtysh's
+        output and status. Never raises for a failed command; returns it."""
+        ...
+
+    def kernel_routes(self, node: str, protocol: str) -> dict[str, int]:
+        """The node's forwarding table (table main) routes of a routing protocol ("bgp"), as
+        prefix -> number of next hops; LabError naming the node when it cannot be read."""
+        ...
+
     def node_flavour(self, node: str) -> str:
         """How to talk to the node's routing stack: "frr" (vtysh + kernel FIB), "eos" (EOS CLI
         JSON) or "host"."""
@@ -140,6 +151,40 @@ class LabBackend(Protocol):
     def plan(self) -> LabPlan: ...
 
     def destroy(self) -> DestroyReport: ...
+
+
+class _Runs(Protocol):
+    def exec(self, node: str, argv: Sequence[str], timeout: float = 30.0) -> ExecResult: ...
+
+
+class ExecReads:
+    """`show` and `kernel_routes` through processes on the node (`exec`: vtysh, `ip -j route`),
+    for a backend that has no closer way in."""
+
+    def show(self: _Runs, node: str, daemon: str, command: str, timeout: float = 30.0) -> ExecResult:
+        return self.exec(node, ["vtysh", "-c", command], timeout)
+
+    def kernel_routes(self: _Runs, node: str, protocol: str) -> dict[str, int]:
+        routes: dict[str, int] = {}
+        for flag, v6 in (("-4", False), ("-6", True)):
+            result = self.exec(node, ["ip", "-j", flag, "route", "show", "proto", protocol])
+            if not result.ok:
+                raise LabError(f"{node}: ip route failed: {(result.stderr or result.stdout).strip()[:300]}")
+            try:
+                table = json.loads(result.stdout or "null") or []
+            except json.JSONDecodeError:
+                raise LabError(f"{node}: ip route did not return JSON: {result.stdout[:200]!r}") from None
+            for route in table:
+                routes[prefix_text(route["dst"], v6)] = len(route.get("nexthops") or [route])
+        return routes
+
+
+def prefix_text(dst: str, v6: bool) -> str:
+    """A route's destination as `ip route` or EOS prints it ("default", a host address or a
+    prefix), as a prefix."""
+    if dst == "default":
+        return "0.0.0.0/0" if not v6 else "::/0"
+    return str(ip_network(dst if "/" in dst else f"{dst}/{128 if v6 else 32}", strict=False))
 
 
 class NamespaceLab(Protocol):

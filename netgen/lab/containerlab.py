@@ -110,6 +110,7 @@ import yaml
 from netgen.lab.backend import (
     BuildReport,
     DestroyReport,
+    ExecReads,
     ExecResult,
     LabError,
     StageHook,
@@ -547,7 +548,7 @@ def _uses_bfd(conf: str | None) -> bool:
 # --- the backend ----------------------------------------------------------------------------------
 
 
-class ContainerlabBackend(StatefulBackend):
+class ContainerlabBackend(StatefulBackend, ExecReads):
     kind: ClassVar[str] = "containerlab"
     state_file: ClassVar[str] = STATE_FILE
     ready_timeout: float = FRR_READY_TIMEOUT_S  # per sonic-vs node, for supervisord and vtysh to answer

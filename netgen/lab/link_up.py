@@ -3,27 +3,25 @@
 A wide lab (lab_only.HOLD_BUILD_ROUTERS) is built with its routers' ports down and brings them up
 a rack at a time once every router runs (`cable_groups`, paced by `wait_for_cpu`). One `ip -n NS
 -batch` per router took 163 s for a whole zone: each of the 208 processes waited for the CPU
-behind the sessions its predecessors had just started. Here one thread enters each namespace in
-turn (setns(2) moves only the calling thread) and sets the flag with the same SIOCSIFFLAGS ioctl
+behind the sessions its predecessors had just started. Here a thread of this process enters each
+namespace (setns.in_namespace) and sets the flag with the same SIOCSIFFLAGS ioctl
 `ifconfig up` uses, so a group's ports come up without waiting for a process to be scheduled.
 """
 
 from __future__ import annotations
 
-import ctypes
 import fcntl
 import os
 import socket
 import struct
-import threading
 import time
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 
 from netgen.lab.plan import LabNode, LabPlan
+from netgen.lab.setns import NamespaceError, in_namespace
 
-NETNS_DIR = Path("/run/netns")  # where `ip netns add` pins a namespace
-_CLONE_NEWNET = 0x40000000  # <sched.h>
 _SIOCGIFFLAGS = 0x8913  # <linux/sockios.h>
 _SIOCSIFFLAGS = 0x8914
 _IFF_UP = 0x1  # <net/if.h>
@@ -83,37 +81,22 @@ def ports_up(ports: Mapping[str, Sequence[str]]) -> list[str]:
     """Set each namespace's listed interfaces up (namespace name -> interface names); the
     problems, one line each naming the namespace and interface, empty when every one is up."""
     problems: list[str] = []
-    worker = threading.Thread(target=_set_up, args=(ports, problems), name="netgen-ports-up")
-    worker.start()
-    worker.join()
+    for namespace, names in ports.items():
+        try:
+            problems += in_namespace(namespace, partial(_set_up, namespace, names))
+        except OSError as exc:
+            problems.append(str(exc) if isinstance(exc, NamespaceError) else f"{namespace}: {exc.strerror}")
     return problems
 
 
-def _set_up(ports: Mapping[str, Sequence[str]], problems: list[str]) -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
-    try:
-        for namespace, names in ports.items():
+def _set_up(namespace: str, names: Sequence[str]) -> list[str]:
+    problems = []
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        for name in names:
             try:
-                fd = os.open(NETNS_DIR / namespace, os.O_RDONLY)
+                raw = fcntl.ioctl(sock, _SIOCGIFFLAGS, _IFREQ.pack(name.encode(), 0))
+                flags = _IFREQ.unpack(raw)[1]
+                fcntl.ioctl(sock, _SIOCSIFFLAGS, _IFREQ.pack(name.encode(), flags | _IFF_UP))
             except OSError as exc:
-                problems.append(f"{namespace}: {exc.strerror}")
-                continue
-            try:
-                if libc.setns(fd, _CLONE_NEWNET) != 0:
-                    problems.append(f"{namespace}: entering it: {os.strerror(ctypes.get_errno())}")
-                    continue
-            finally:
-                os.close(fd)
-            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-                for name in names:
-                    try:
-                        raw = fcntl.ioctl(sock, _SIOCGIFFLAGS, _IFREQ.pack(name.encode(), 0))
-                        flags = _IFREQ.unpack(raw)[1]
-                        fcntl.ioctl(sock, _SIOCSIFFLAGS, _IFREQ.pack(name.encode(), flags | _IFF_UP))
-                    except OSError as exc:
-                        problems.append(f"{namespace} {name}: {exc.strerror}")
-    finally:
-        # the thread ends here, but it goes home first: nothing else may run in a lab namespace
-        libc.setns(home, _CLONE_NEWNET)
-        os.close(home)
+                problems.append(f"{namespace} {name}: {exc.strerror}")
+    return problems

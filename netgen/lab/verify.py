@@ -1,5 +1,5 @@
 """Verify a running lab against its plan: BGP sessions, ECMP width in the forwarding table,
-reachability, and a failure drill. Backend-neutral: it only uses `LabBackend.exec`.
+reachability, and a failure drill. Backend-neutral: it uses only the `LabBackend` contract.
 
 Expectations come from the plan (what the topology says), never from the routers: a session is
 expected on every cable inside the slice; each RTSW must reach every other RTSW's originated
@@ -19,10 +19,10 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from ipaddress import ip_interface, ip_network
+from ipaddress import ip_interface
 from typing import Any, Protocol
 
-from netgen.lab.backend import ExecResult, LabBackend, LabError, StatefulBackend
+from netgen.lab.backend import ExecResult, LabBackend, LabError, StatefulBackend, prefix_text
 from netgen.lab.plan import LabNode, LabPlan
 from netgen.lab.traffic import PhaseLoss, TrafficRun, TrafficSpec
 from netgen.platforms import frr_drain
@@ -30,7 +30,7 @@ from netgen.platforms import frr_drain
 NOT_EXERCISED = ("PFC, ECN/DCQCN, buffers, queue scheduling and QP hashing are ASIC features: neither FRR, the"
                  " kernel, cEOS nor sonic-vs implement them, so the lab cannot test them; `netgen render` checks"
                  " them against the NOS models instead")
-WORKERS = 4  # parallel probes; 2 cores, and each probe is a short process
+WORKERS = 4  # parallel probes: each a process or a socket read the routers answer; 2 cores
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,10 +91,6 @@ def _count(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _prefix(dst: str, v6: bool) -> str:
-    if dst == "default":
-        return "0.0.0.0/0" if not v6 else "::/0"
-    return str(ip_network(dst if "/" in dst else f"{dst}/{128 if v6 else 32}", strict=False))
 
 
 class FrrReader:
@@ -102,7 +98,7 @@ class FrrReader:
     actually forwards."""
 
     def peers(self, backend: LabBackend, node: str) -> dict[str, Peer]:
-        data = _json(backend.exec(node, ["vtysh", "-c", "show bgp summary json"]), node, "show bgp summary json")
+        data = _json(backend.show(node, "bgpd", "show bgp summary json"), node, "show bgp summary json")
         peers: dict[str, Peer] = {}
         for family in (data or {}).values():
             if not isinstance(family, dict):
@@ -116,12 +112,7 @@ class FrrReader:
         return peers
 
     def bgp_routes(self, backend: LabBackend, node: str) -> dict[str, int]:
-        routes: dict[str, int] = {}
-        for flag, v6 in (("-4", False), ("-6", True)):
-            data = _json(backend.exec(node, ["ip", "-j", flag, "route", "show", "proto", "bgp"]), node, "ip route")
-            for route in data or []:
-                routes[_prefix(route["dst"], v6)] = len(route.get("nexthops") or [route])
-        return routes
+        return backend.kernel_routes(node, "bgp")
 
 
 class EosReader:
@@ -146,7 +137,7 @@ class EosReader:
             vrf = self._cli(backend, node, command).get("vrfs", {}).get("default", {})
             for prefix, info in vrf.get("routes", {}).items():
                 if "BGP" in str(info.get("routeType", "")).upper():
-                    routes[_prefix(prefix, v6)] = len(info.get("vias", []))
+                    routes[prefix_text(prefix, v6)] = len(info.get("vias", []))
         return routes
 
 
@@ -546,7 +537,7 @@ def learned_from(backend: LabBackend, plan: LabPlan, target: LabNode) -> list[_L
     def read(end: tuple[str, str, str]) -> _Learned:
         node, address, afi = end
         command = f"show bgp {afi} unicast neighbors {address} routes json"
-        data = _json(backend.exec(node, ["vtysh", "-c", command]), node, command) or {}
+        data = _json(backend.show(node, "bgpd", command), node, command) or {}
         paths = {}
         for prefix, entries in (data.get("routes") or {}).items():
             for entry in entries if isinstance(entries, list) else [entries]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from netgen.lab.backend import ExecReads, LabError
 from netgen.lab.netns import NetnsBackend
 from tests.conftest import SMALL, run_cli
 from tests.lab.conftest import HostSnapshot, assert_nothing_left, cli_json, lab_name, needs_lab
@@ -124,6 +125,31 @@ def test_kernel_fib_has_16_way_ecmp_to_a_remote_zone_host_subnet(small_lab):
     (route,) = json.loads(out)
     devs = sorted(nh["dev"] for nh in route["nexthops"])
     assert devs == sorted(f"Ethernet{448 + 4 * i}" for i in range(16))
+
+
+def test_reads_without_processes_agree_with_vtysh_and_ip(small_lab):
+    """The netns backend reads BGP through the daemons' vty sockets and the FIB over rtnetlink:
+    the same as vtysh and `ip -j route` (ExecReads) on every router of the running lab."""
+    name, _ = small_lab
+    backend = NetnsBackend(name)
+    plan = backend.plan()
+    widths: set[int] = set()
+    for node in plan.routers():
+        fib = backend.kernel_routes(node.name, "bgp")
+        assert fib == ExecReads.kernel_routes(backend, node.name, "bgp"), node.name
+        assert len(fib) > 30, node.name
+        widths |= set(fib.values())
+        direct = backend.show(node.name, "bgpd", "show bgp summary json")
+        through_vtysh = backend.exec(node.name, ["vtysh", "-c", "show bgp summary json"])
+        assert direct.ok and through_vtysh.ok
+        peers = {family: sorted(data["peers"]) for family, data in json.loads(direct.stdout).items()}
+        assert peers == {family: sorted(data["peers"])
+                         for family, data in json.loads(through_vtysh.stdout).items()}, node.name
+    assert 16 in widths  # the RTSWs' routes across the ATSWs, over all 16 uplinks
+    assert backend.show("z01-rtsw001", "bgpd", "show no-such-thing").returncode == 2  # FRR's CMD_ERR_NO_MATCH
+    host = next(node.name for node in plan.nodes.values() if node.kind != "router")
+    with pytest.raises(LabError, match="no router"):
+        backend.show(host, "bgpd", "show version")
 
 
 def test_sonic_node_runs_its_rendered_files_unchanged_but_for_secrets(small_lab, tmp_path):

@@ -19,7 +19,7 @@ import pytest
 from netgen.checks import DesignContext
 from netgen.intent import load_fabric
 from netgen.lab.adapters import plan_lab
-from netgen.lab.backend import ExecResult, LabError
+from netgen.lab.backend import ExecReads, ExecResult, LabError
 from netgen.lab.plan import LabNode, LabPlan, SliceRequest
 from netgen.lab.verify import (
     NOT_EXERCISED,
@@ -90,8 +90,9 @@ def hand_width(topo: Topology, source: str, target: str, down: frozenset[str],
     return 4 * len(up_here) if up_there and up(["atsw01", "atsw02"]) else 0
 
 
-class FakeLab:
-    """Implements the LabBackend methods verification uses: exec, node_flavour, plan."""
+class FakeLab(ExecReads):
+    """Implements the LabBackend methods verification uses: exec, node_flavour, plan; show and
+    kernel_routes through exec, as a backend without a closer way in reads them."""
 
     kind: ClassVar[str] = "fake"
 
