@@ -8,7 +8,9 @@ summaries through `nsenter vtysh` was 208 processes a poll; here each is one con
 
 from __future__ import annotations
 
+import os
 import socket
+import stat
 import time
 from pathlib import Path
 
@@ -21,12 +23,15 @@ OUTPUT_LIMIT = 64 << 20  # bytes an answer may take: a CTSW's BGP summary is abo
 def vty_command(path: Path, command: str, timeout: float = 30.0) -> ExecResult:
     """The daemon's answer to `command` (one line) as vtysh would give it: return code 0 and the
     output, or the command's non-zero return code; 124 when it does not answer within `timeout`
-    seconds, 1 when the socket cannot be reached, closes early or answers past OUTPUT_LIMIT."""
+    seconds, 1 when the socket is missing or not a socket itself (never followed through a
+    symlink), cannot be reached, closes early or answers past OUTPUT_LIMIT."""
     if "\n" in command or "\0" in command:
         return ExecResult(1, "", "a vty command is one line")
     deadline = time.monotonic() + timeout
     answer = bytearray()
     try:
+        if not stat.S_ISSOCK(os.lstat(path).st_mode):  # a symlink or a file planted in its place
+            return ExecResult(1, "", f"{path}: not a socket")
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(timeout)
             sock.connect(str(path))

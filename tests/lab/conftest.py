@@ -1,5 +1,6 @@
-"""Lab-tier fixtures: a private lab root, unique lab names, and a leak detector that proves a lab
-left no namespace, interface, process or file behind."""
+"""Lab-tier fixtures: a private lab root, unique lab names, a leak detector that proves a lab
+left no namespace, interface, process or file behind, and the small example's design context and
+whole-fabric lab plan (no lab built) for the tests that read a plan only."""
 
 from __future__ import annotations
 
@@ -14,11 +15,29 @@ from typing import Any
 
 import pytest
 
+from netgen.checks import DesignContext
+from netgen.intent import load_fabric
+from netgen.lab.adapters import plan_lab
 from netgen.lab.netns import prerequisites
-from tests.conftest import run_cli
+from netgen.lab.plan import LabPlan, SliceRequest
+from netgen.topology import expand
+from tests.conftest import SMALL, run_cli
 
 MISSING = prerequisites()
 needs_lab = pytest.mark.skipif(bool(MISSING), reason="lab tier needs " + "; ".join(MISSING))
+
+
+@pytest.fixture(scope="module")
+def ctx() -> DesignContext:
+    """The small example, expanded (each module its own: tests may change what they hold)."""
+    loaded = load_fabric(SMALL)
+    return DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog))
+
+
+@pytest.fixture(scope="module")
+def plan(ctx: DesignContext) -> LabPlan:
+    """The small example's whole fabric as a lab plan, for a lab named "fake" (none is built)."""
+    return plan_lab("fake", ctx, SliceRequest())
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -19,7 +19,6 @@ import pytest
 import yaml
 
 from netgen.checks import DesignContext
-from netgen.intent import load_fabric
 from netgen.lab import backend as lab_backend
 from netgen.lab import containerlab as clab
 from netgen.lab.adapters import plan_lab, rendered_files
@@ -33,19 +32,11 @@ from netgen.lab.containerlab import (
     sonic_vs_endpoint,
 )
 from netgen.lab.plan import LabPlan, SliceRequest, select_devices
-from netgen.topology import expand
-from tests.conftest import ROOT
 
 pytestmark = pytest.mark.render
 
 IMAGES = ClabImages(ceos="ceos-test:4.33.1F", sonic_vs="sonic-vs-test:202411", linux="linux-test:1")
 SAFE_TOKEN = re.compile(r"^[A-Za-z0-9./:_-]+$")
-
-
-@pytest.fixture(scope="module")
-def ctx() -> DesignContext:
-    loaded = load_fabric(ROOT / "inventory" / "small")
-    return DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog))
 
 
 def _slice(ctx: DesignContext, lab: str, request: SliceRequest) -> tuple[LabPlan, dict[str, dict[str, str]]]:

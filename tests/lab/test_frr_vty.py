@@ -110,3 +110,15 @@ def test_no_socket_and_a_second_line_are_failures_not_exceptions(tmp_path):
     assert missing.returncode == 1 and str(tmp_path / "zebra.vty") in missing.stderr
     injected = vty_command(tmp_path / "zebra.vty", "show version\nconfigure terminal")
     assert injected.returncode == 1 and "one line" in injected.stderr
+
+
+def test_a_symlink_or_file_in_the_socket_s_place_is_not_followed(daemon, tmp_path):
+    real = daemon(lambda conn, _: conn.sendall(b"answered\n\0\0\0\0"))
+    link = tmp_path / "zebra.vty"
+    link.symlink_to(real)
+    refused = vty_command(link, "show version")
+    assert refused.returncode == 1 and "not a socket" in refused.stderr
+    planted = tmp_path / "bfdd.vty"
+    planted.write_text("")
+    assert "not a socket" in vty_command(planted, "show version").stderr
+    assert vty_command(real, "show version").stdout == "answered\n"  # the real one still answers

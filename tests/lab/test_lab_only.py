@@ -5,23 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from netgen.checks import DesignContext
-from netgen.intent import load_fabric
-from netgen.lab.adapters import plan_lab
 from netgen.lab.lab_only import BFD_PACKETS_PER_S, ZEBRA_SETTING, bfd_profiles, lab_only
-from netgen.lab.plan import LabPlan, SliceRequest
-from netgen.topology import expand
 
 SMALL = Path(__file__).resolve().parents[2] / "inventory" / "small"
-
-
-@pytest.fixture(scope="module")
-def plan() -> LabPlan:
-    loaded = load_fabric(SMALL)
-    return plan_lab("fake", DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog)),
-                    SliceRequest())
 
 
 def test_a_lab_of_few_sessions_runs_the_rendered_bfd_timers(plan):

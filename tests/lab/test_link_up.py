@@ -8,23 +8,8 @@ import os
 import subprocess
 import threading
 
-import pytest
-
-from netgen.checks import DesignContext
-from netgen.intent import load_fabric
-from netgen.lab.adapters import plan_lab
 from netgen.lab.link_up import cable_groups, ports_up, wait_for_cpu
-from netgen.lab.plan import LabPlan, SliceRequest
-from netgen.topology import expand
-from tests.conftest import SMALL
 from tests.lab.conftest import lab_name, needs_lab
-
-
-@pytest.fixture(scope="module")
-def plan() -> LabPlan:
-    loaded = load_fabric(SMALL)
-    return plan_lab("fake", DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog)),
-                    SliceRequest())
 
 
 def test_every_port_comes_up_once_a_rack_at_a_time(plan):

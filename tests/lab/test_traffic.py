@@ -12,22 +12,12 @@ import sys
 
 import pytest
 
-from netgen.checks import DesignContext
-from netgen.intent import load_fabric
 from netgen.lab.adapters import plan_lab
 from netgen.lab.backend import LabError
 from netgen.lab.plan import SliceRequest
 from netgen.lab.traffic import AGENT, Flow, TrafficRun, TrafficSpec, phase_losses, plan_flows
-from netgen.topology import expand
-from tests.conftest import SMALL
 
 pytestmark = pytest.mark.render
-
-
-@pytest.fixture(scope="module")
-def ctx() -> DesignContext:
-    loaded = load_fabric(SMALL)
-    return DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog))
 
 
 def test_flows_spread_over_every_ordered_pair_of_hosts(ctx):

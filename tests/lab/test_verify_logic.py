@@ -49,7 +49,6 @@ from netgen.platforms.frr_drain import (
 )
 from netgen.topology import Topology, expand
 from netgen.topology.model import Role
-from tests.conftest import SMALL
 
 pytestmark = pytest.mark.render
 
@@ -60,17 +59,6 @@ GRACEFUL = GracefulDrain(drain=lambda conf: drain_commands(scope_of_config(conf)
                          undrain=lambda conf: undrain_commands(scope_of_config(conf)), drained=drained_state)
 DRAIN_SCOPE = DrainScope(4200000001, ("RM-FABRIC-OUT", "RM-ZONE-01-OUT"))  # a CTSW: to its RTSWs, to the ATSWs
 ASN = {"z01-ctsw01": 4200000001, "z01-rtsw001": 4201010001, "z02-rtsw004": 4201020004, "atsw01": 4200000000}
-
-
-@pytest.fixture(scope="module")
-def ctx() -> DesignContext:
-    loaded = load_fabric(SMALL)
-    return DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog))
-
-
-@pytest.fixture(scope="module")
-def plan(ctx) -> LabPlan:
-    return plan_lab("fake", ctx, SliceRequest())
 
 
 def hand_width(topo: Topology, source: str, target: str, down: frozenset[str],
