@@ -2,10 +2,11 @@
 
 A wide lab (lab_only.HOLD_BUILD_ROUTERS) is built with its routers' ports down and brings them up
 a rack at a time once every router runs (`cable_groups`, paced by `wait_for_cpu`). One `ip -n NS
--batch` per router took 163 s for a whole zone: each of the 208 processes waited for the CPU
-behind the sessions its predecessors had just started. Here a thread of this process enters each
-namespace (setns.in_namespace) and sets the flag with the same SIOCSIFFLAGS ioctl
-`ifconfig up` uses, so a group's ports come up without waiting for a process to be scheduled.
+-batch` per router was the slowest way at a zone's width: each of the 208 processes waited for the
+CPU behind the sessions its predecessors had just started (docs/developer/benchmarks.md). Here a
+thread of this process enters each namespace (setns.in_namespace) and sets the flag with the same
+SIOCSIFFLAGS ioctl `ifconfig up` uses, so a group's ports come up without waiting for a process to
+be scheduled.
 """
 
 from __future__ import annotations

@@ -364,8 +364,9 @@ class NetnsBackend(StatefulBackend):
     def _cables_up(self, plan: LabPlan, routers: list[LabNode], stage: StageHook) -> None:
         """The held routers' ports up, a leaf's cables at a time (`cable_groups`), each group once
         the machine has caught up with the last (`wait_for_cpu`): all 6,528 of a zone's at once made
-        every session start together, and reads of the routers then took longer than 30 s; one `ip`
-        process per router took 163 s behind the sessions its predecessors began."""
+        every session start together, and reads of the routers then took longer than their 30 s
+        timeout; one `ip` process per router waited behind the sessions its predecessors began
+        (docs/developer/benchmarks.md)."""
         groups = cable_groups(plan, routers)
         stage("cables up", 0, len(groups))
         for done, ports in enumerate(groups, 1):

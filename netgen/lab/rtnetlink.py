@@ -1,11 +1,12 @@
 """A namespace's forwarding table read over rtnetlink from this process, without a process.
 
 Waiting for a zone to converge reads every RTSW's BGP routes each poll: as `ip -j route` through
-nsenter that was 384 processes a poll (two families, 192 RTSWs), about 24 s of a 44 s poll on this
-machine with the routers' CPU taken for it. Here a thread enters the namespace (setns(2) moves only
-the calling thread), opens a NETLINK_ROUTE socket there (a socket stays in the namespace it was made
-in) and goes home; the dump is read and parsed here, as `ip route show` would show it: table main,
-the given routing protocol, each route's next hops counted (RTA_MULTIPATH's entries, else one).
+nsenter that was 384 processes a poll (two families, 192 RTSWs), most of a poll's time, its CPU
+taken from the routers (docs/developer/benchmarks.md, "Lab: a whole zone"). Here a thread made for
+it enters the namespace (setns.in_namespace) and opens a NETLINK_ROUTE socket there, which stays in
+that namespace; the dump is read and parsed in the caller's thread, as `ip route show` shows it:
+table main, the given routing protocol, each route's next hops counted (RTA_MULTIPATH's entries,
+else one).
 
 Layouts are the kernel's uapi headers: <linux/netlink.h>, <linux/rtnetlink.h>.
 """
@@ -33,7 +34,7 @@ RT_TABLE_MAIN = 254
 # <linux/rtnetlink.h> RTPROT_*, the names `ip route show proto` takes (iproute2's rt_protos)
 PROTOCOLS = {"kernel": 2, "boot": 3, "static": 4, "bgp": 186, "isis": 187, "ospf": 188, "rip": 189}
 
-DUMP_LIMIT = 256 << 20  # bytes a dump may take: a zone RTSW's two tables are well under a megabyte
+DUMP_LIMIT = 256 << 20  # bytes a dump may take: a zone RTSW's IPv4 dump, 398 routes, is about 120 KB
 
 class NetlinkError(Exception):
     """A namespace's table that cannot be read; the message names the namespace."""
