@@ -36,12 +36,16 @@ PROTOCOLS = {"kernel": 2, "boot": 3, "static": 4, "bgp": 186, "isis": 187, "ospf
 
 DUMP_LIMIT = 256 << 20  # bytes a dump may take: a zone RTSW's IPv4 dump, 398 routes, is about 120 KB
 
+
 class NetlinkError(Exception):
     """A namespace's table that cannot be read; the message names the namespace."""
 
 
 def route_widths(namespace: str, protocol: str, timeout: float = 30.0) -> dict[str, int]:
-    """The namespace's routes of `protocol` in table main, both families: prefix -> next hops."""
+    """The namespace's routes of `protocol` (a PROTOCOLS name) in table main, both families:
+    prefix -> next hops."""
+    if protocol not in PROTOCOLS:
+        raise NetlinkError(f"namespace {namespace}: no routing protocol {protocol!r} (one of {', '.join(PROTOCOLS)})")
     sock = in_namespace(namespace, lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE))
     routes: dict[str, int] = {}
     with sock:
@@ -78,11 +82,15 @@ def _dump(sock: socket.socket, seq: int, namespace: str, deadline: float) -> lis
                 raise NetlinkError(f"namespace {namespace}: a malformed netlink message")
             body = data[offset + _NLMSG.size:offset + length]
             offset += (length + 3) & ~3
+            # NLM_F_DUMP_INTR (the table changed during the dump) is not retried: as with `ip route`,
+            # a poll reads what the dump gave and the next poll reads again
             if got_seq != seq:
                 continue
             if kind == NLMSG_DONE:
                 return payloads
             if kind == NLMSG_ERROR:
+                if len(body) < _NLMSGERR.size:
+                    raise NetlinkError(f"namespace {namespace}: a malformed netlink message")
                 errno = -_NLMSGERR.unpack_from(body)[0]
                 if errno:
                     raise NetlinkError(f"namespace {namespace}: the route dump failed: {os.strerror(errno)}")

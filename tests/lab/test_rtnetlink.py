@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from netgen.lab.rtnetlink import PROTOCOLS, RT_TABLE_MAIN, parse_route, route_widths
+from netgen.lab.rtnetlink import PROTOCOLS, RT_TABLE_MAIN, NetlinkError, parse_route, route_widths
 from netgen.lab.setns import NamespaceError, in_namespace
 from tests.lab.conftest import lab_name, needs_lab
 
@@ -88,6 +88,8 @@ def test_a_namespace_s_bgp_routes_read_as_ip_shows_them():
                 shown[dst] = len(route.get("nexthops") or [route])
         assert read == shown
         assert os.stat("/proc/thread-self/ns/net").st_ino == home  # this thread never left
+        with pytest.raises(NetlinkError, match="no routing protocol 'bgpx'"):
+            route_widths(namespace, "bgpx")
         with pytest.raises(NamespaceError, match=f"{namespace}x: No such file"):
             in_namespace(f"{namespace}x", lambda: None)
     finally:
