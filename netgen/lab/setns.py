@@ -18,6 +18,7 @@ NETNS_DIR = Path("/run/netns")  # where `ip netns add` pins a namespace
 CLONE_NEWNET = 0x40000000  # <sched.h>
 
 T = TypeVar("T")
+_LIBC = ctypes.CDLL(None, use_errno=True)  # this process's C library, for setns(2)
 
 
 class NamespaceError(OSError):
@@ -31,14 +32,13 @@ def in_namespace(namespace: str, work: Callable[[], T]) -> T:
     failure: list[BaseException] = []
 
     def run() -> None:
-        libc = ctypes.CDLL(None, use_errno=True)
         try:
             fd = os.open(NETNS_DIR / namespace, os.O_RDONLY | os.O_CLOEXEC)
         except OSError as exc:
             failure.append(NamespaceError(f"{namespace}: {exc.strerror}"))
             return
         try:
-            if libc.setns(fd, CLONE_NEWNET) != 0:
+            if _LIBC.setns(fd, CLONE_NEWNET) != 0:
                 failure.append(NamespaceError(f"{namespace}: entering it: {os.strerror(ctypes.get_errno())}"))
                 return
         finally:

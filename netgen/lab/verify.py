@@ -91,8 +91,6 @@ def _count(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-
-
 class FrrReader:
     """FRR (netns routers, sonic-vs): `show bgp summary json` and the kernel FIB, which is what
     actually forwards."""
