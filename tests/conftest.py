@@ -16,7 +16,10 @@ from click.testing import CliRunner, Result
 
 from netgen.checks import DesignContext, Finding, run_checks
 from netgen.cli import cli
+from netgen.deploy.inventory import load_deploy
+from netgen.deploy.lock import open_store, record_drained, record_undrained
 from netgen.intent import load_fabric
+from netgen.lock.lease import Lease
 from netgen.output.manifest import MARKER
 from netgen.topology import Topology, expand
 
@@ -178,3 +181,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if os.environ.get("CI") and _skipped and exitstatus == 0:
         print(f"\nCI: {len(_skipped)} test(s) skipped, but CI installs every prerequisite: {_skipped[:5]}")
         session.exitstatus = 1
+
+
+def record_drains(fabric: Path, drained: list[str], undrained: tuple[str, ...] = ()) -> None:
+    """The fabric's shared drain state (netgen/deploy/lock.py), as `netgen drain` leaves it: each of
+    `drained` recorded drained, each of `undrained` recorded and then undrained."""
+    loaded = load_fabric(fabric)
+    ctx = DesignContext(loaded.fabric, loaded.catalog, expand(loaded.fabric, loaded.catalog))
+    store = open_store(ctx, fabric, load_deploy(fabric.parent))
+    lease = Lease.new("netgen drain (test)", "drain-test", "a test", 60)
+    for name in [*drained, *undrained]:
+        record_drained(store, name, lease, "a test")
+    for name in undrained:
+        record_undrained(store, name)

@@ -43,6 +43,7 @@ COMMANDS = {
     "headroom": ("netgen.cli.fabric", "PFC headroom per port: netgen's figures and the vendor's."),
     "hosts": ("netgen.cli.hosts", "The GPU hosts' NIC QoS and NCCL settings, consistent with the switches."),
     "infiniband": ("netgen.cli.infiniband", "The InfiniBand alternative: fat tree, OpenSM files, NCCL, cabling."),
+    "lock": ("netgen.cli.lock", "The change lock: who holds which zone; break a lease whose holder is gone."),
     "lab": ("netgen.cli.lab", "Run a slice of the fabric in real FRR routers in network namespaces."),
     "place": ("netgen.cli.scheduler", "Place a job of N hosts with the fewest ATSW crossings; print its rank order."),
     "recover": ("netgen.cli.deploy", "Finish what an interrupted `netgen deploy` left on the devices."),

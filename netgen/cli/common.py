@@ -416,6 +416,20 @@ def fail(message: str, as_json: bool, code: int = EXIT_INPUT) -> NoReturn:
     sys.exit(code)
 
 
+def lock_failure(exc: Exception, as_json: bool) -> NoReturn:
+    """A change the change lock refused (exit 1, the holder named: netgen.lock.lease.LockHeld), one
+    that lost its lock under way (exit 1), or a lock store that cannot be used (exit 2)."""
+    from netgen.lock.lease import LockHeld  # noqa: PLC0415
+
+    code = int(getattr(exc, "exit_code", EXIT_INPUT))
+    if as_json:
+        held = {"scope": exc.scope, "holder": exc.holder.as_dict()} if isinstance(exc, LockHeld) else {}
+        emit_json({"ok": False, "exit_code": code, "error": str(exc), "lock": held or None})
+    else:
+        err.print(f"[bold red]{'refused' if code == EXIT_DESIGN else 'error'}[/]: {escape(str(exc))}")
+    sys.exit(code)
+
+
 def load_checked(fabric: str, as_json: bool, refusal: str) -> tuple[LoadedFabric, DesignContext]:
     """Load and check FABRIC for a command that must not run on a fabric with design errors:
     input errors exit 2, design errors are printed and exit 1 with `refusal` said."""
@@ -430,6 +444,25 @@ def load_checked(fabric: str, as_json: bool, refusal: str) -> tuple[LoadedFabric
         print_findings(findings)
         fail(message, as_json, EXIT_DESIGN)
     return loaded, ctx
+
+
+def shared_drains(loaded: LoadedFabric, ctx: DesignContext, as_json: bool) -> dict[str, float]:
+    """The switches the fabric's shared drain state (deploy.yaml `lock:`, netgen/deploy/lock.py) says
+    netgen left drained: name -> since. A record that cannot be trusted is named on stderr and left
+    out; a store that cannot be read is exit 2 naming it (never an empty answer that looks true)."""
+    from netgen.deploy.lock import shared_drain_state  # noqa: PLC0415
+    from netgen.intent import NetgenInputError  # noqa: PLC0415
+    from netgen.lock.lease import LockError  # noqa: PLC0415
+
+    try:
+        state = shared_drain_state(ctx, None if str(loaded.source) == STDIN else Path(loaded.source))
+    except NetgenInputError as exc:
+        sys.exit(input_failure(exc, as_json))
+    except LockError as exc:
+        fail(f"the shared drain state: {exc} (--ignore-drains: go on as if no switch were drained)", as_json)
+    for name, why in state.skipped.items():
+        err.print(f"[yellow]warning[/]: drain record {escape(name)} skipped: {escape(why)}")
+    return state.since()
 
 
 def write_output(path: Path, text: str, as_json: bool) -> None:

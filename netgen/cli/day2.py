@@ -28,6 +28,7 @@ from netgen.cli.common import (
     input_failure,
     json_option,
     load_checked,
+    lock_failure,
     missing_fabric_message,
     out,
     write_replacing,
@@ -49,6 +50,7 @@ from netgen.deploy.driver import DriverError
 from netgen.deploy.journal import JournalError
 from netgen.deploy.target import TargetError
 from netgen.intent import NetgenInputError
+from netgen.lock.lease import LockError
 from netgen.registry import NosRegistryError
 from netgen.scheduler.drain import SchedulerDrainError
 from netgen.sot.base import SotError
@@ -117,6 +119,8 @@ def _run(fabric: str | None, undrain: bool, params: dict[str, Any]) -> None:
         sys.exit(input_failure(exc, as_json))
     except (DrainError, TargetError, SchedulerDrainError, JournalError) as exc:
         fail(str(exc), as_json, EXIT_INPUT)
+    except LockError as exc:
+        lock_failure(exc, as_json)
     code = EXIT_OK if report.ok else EXIT_DESIGN
     if as_json:
         emit_json({"ok": report.ok, "exit_code": code, **report.as_dict()})
@@ -241,6 +245,8 @@ def replace(fabric: str | None, device: str | None, day0_dir: Path | None, url: 
     except (ReplaceError, TargetError, ChangeRefused, SchedulerDrainError, JournalError, NosRegistryError,
             SotError) as exc:
         fail(str(exc), as_json, EXIT_INPUT)
+    except LockError as exc:
+        lock_failure(exc, as_json)
     except DriverError as exc:
         fail(str(exc), as_json, EXIT_INTERNAL)
     _print_join(report, as_json)

@@ -32,6 +32,7 @@ from netgen.cli.common import (
     input_failure,
     json_option,
     load_checked,
+    lock_failure,
     out,
     write_replacing,
 )
@@ -61,6 +62,7 @@ from netgen.deploy.pipeline import DeviceOutcome, RolloutReport, Status
 from netgen.deploy.recover import recovered
 from netgen.deploy.target import DeployTarget, TargetError, prepare_target
 from netgen.intent import NetgenInputError
+from netgen.lock.lease import LockError
 from netgen.rendered import RenderError
 from netgen.safe_text import without_controls
 from netgen.topology.selection import select
@@ -239,6 +241,8 @@ def deploy(fabric: str, limit: str | None, configs: Path | None, credentials: Pa
         run = push_change(target, plan, configs=configs, resumed=resumed, progress=_device_bars(not as_json))
     except ChangeRefused as exc:
         fail(str(exc), as_json)
+    except LockError as exc:
+        lock_failure(exc, as_json)
     if not run.complete:
         _conclude(run.report, report_path, as_json, _edited_record(target, configs), ok=False)
     if not as_json:
@@ -300,6 +304,8 @@ def recover(fabric: str, limit: str | None, configs: Path | None, credentials: P
                                    configs=configs, progress=_device_bars(not as_json))
     except ChangeRefused as exc:
         fail(str(exc), as_json)
+    except LockError as exc:
+        lock_failure(exc, as_json)
     _conclude(report, report_path, as_json, _edited_record(target, configs), ok=recovered(report, confirm))
 
 

@@ -20,6 +20,7 @@ from netgen.cli.common import (
     load_or_exit,
     out,
     output_file_option,
+    shared_drains,
     write_output,
 )
 
@@ -28,8 +29,8 @@ from netgen.cli.common import (
 @fabric_argument
 @output_file_option("The HTML page.")
 @click.option("--ignore-drains", is_flag=True,
-              help="Leave out the switches netgen's drain journals left drained (default: a maintenance panel, and"
-                   " the placement panel against the capacity they leave).")
+              help="Leave out the switches the fabric's shared drain state says netgen left drained (default:"
+                   " a maintenance panel, and the placement panel against the capacity they leave).")
 @json_option
 def report(fabric: str, output: Path | None, ignore_drains: bool, as_json: bool) -> None:
     """One self-contained HTML page (nothing fetched; one inline script, the device search): the
@@ -38,12 +39,11 @@ def report(fabric: str, output: Path | None, ignore_drains: bool, as_json: bool)
     per model, the QoS chain from host to spine, placement and ECMP what-if panels, and the design
     findings, readable from 390 px wide. A fabric with design errors still gets its report (the
     findings are in it) and exits 1."""
-    from netgen.day2.drain import drained_by_netgen  # noqa: PLC0415
     from netgen.report.build import render_report  # noqa: PLC0415
 
-    _, ctx, findings = load_or_exit(fabric, as_json)
+    loaded, ctx, findings = load_or_exit(fabric, as_json)
     errors, warnings = counts(findings)
-    page = render_report(ctx, findings, None if ignore_drains else drained_by_netgen())
+    page = render_report(ctx, findings, None if ignore_drains else shared_drains(loaded, ctx, as_json))
     if output is not None:
         write_output(output, page, as_json)
     code = EXIT_DESIGN if errors else EXIT_OK

@@ -29,6 +29,7 @@ from netgen.cli.common import (
     output_file_option,
     progress,
     read_text_input,
+    shared_drains,
     write_output,
 )
 from netgen.scheduler.export import FORMATS, ExportTarget, export, export_target
@@ -146,8 +147,9 @@ def _free_hosts(word: str, known: set[str], where: str, as_json: bool) -> list[s
 @click.option("--message-bytes", type=click.IntRange(min=1), default=1 << 30, show_default=True,
               help="All-reduce size S for the ATSW byte figures.")
 @click.option("--ignore-drains", is_flag=True,
-              help="Place as if no switch were drained (default: the switches netgen's drain journals left"
-                   " drained lower their zone's ATSW capacity, and a drained RTSW's hosts are not free).")
+              help="Place as if no switch were drained (default: the switches the fabric's shared drain state"
+                   " says netgen left drained lower their zone's ATSW capacity, and a drained RTSW's hosts are"
+                   " not free).")
 @json_option
 def place(fabric: str, count: int, free_file: str | None, message_bytes: int, ignore_drains: bool,
           as_json: bool) -> None:
@@ -160,10 +162,11 @@ def place(fabric: str, count: int, free_file: str | None, message_bytes: int, ig
 
     if fabric == STDIN and free_file == STDIN:
         fail("FABRIC and --free cannot both be `-` (one standard input): give one of them as a file", as_json)
-    _, ctx = load_checked(fabric, as_json, "not placed")
+    loaded, ctx = load_checked(fabric, as_json, "not placed")
     topo = scheduler_topology(ctx.fabric, ctx.topology)
     free = _read_free(free_file, set(topo.hosts()), as_json) if free_file else None
-    drained, out_of_service, under = _drained(ctx, topo, ignore_drains)
+    recorded = {} if ignore_drains else shared_drains(loaded, ctx, as_json)
+    drained, out_of_service, under = _drained(ctx, topo, recorded)
     if under:
         free = (set(topo.hosts()) if free is None else free) - under
     try:
@@ -180,8 +183,9 @@ def place(fabric: str, count: int, free_file: str | None, message_bytes: int, ig
                    "drained": {"switches": drained, "hosts_not_free": sorted(under)}})
         sys.exit(EXIT_OK)
     if drained:
-        out.print(f"drained (netgen's drain journals): {escape(', '.join(drained))}; their zones' ATSW capacity is"
-                  f" lowered, {len(under)} host(s) under drained RTSWs are not free (--ignore-drains: as if none were)")
+        out.print(f"drained (the fabric's shared drain state): {escape(', '.join(drained))}; their zones' ATSW"
+                  f" capacity is lowered, {len(under)} host(s) under drained RTSWs are not free"
+                  " (--ignore-drains: as if none were)")
     out.print(_placement_table(result, count, message_bytes))
     out.print(f"zones used {len(result.zones)} (fewest possible {fewest}); whole racks {result.whole_racks},"
               f" partial {result.partial_racks}")
@@ -192,15 +196,14 @@ def place(fabric: str, count: int, free_file: str | None, message_bytes: int, ig
 
 
 def _drained(ctx: DesignContext, topo: SchedulerTopology,
-             ignore: bool) -> tuple[list[str], OutOfService | None, set[str]]:
-    """The switches netgen's drain journals left drained (netgen.day2.drain.drained_by_netgen), the
-    spines among them as OutOfService, and the hosts under the drained RTSWs."""
-    from netgen.day2.drain import drained_by_netgen  # noqa: PLC0415
+             recorded: dict[str, float]) -> tuple[list[str], OutOfService | None, set[str]]:
+    """The switches the shared drain state says netgen left drained (`recorded`), the spines among
+    them as OutOfService, and the hosts under the drained RTSWs."""
     from netgen.scheduler.placement import out_of_service  # noqa: PLC0415
 
-    if ignore:
+    if not recorded:
         return [], None, set()
-    drained = [name for name in drained_by_netgen() if name in ctx.topology.devices]
+    drained = [name for name in ctx.topology.devices if name in recorded]
     racks = {rack.switch: rack.hosts for zone in topo.zones for rack in zone.racks}
     under = {host for name in drained for host in racks.get(name, ())}
     return drained, out_of_service(ctx.topology, drained), under

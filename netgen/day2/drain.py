@@ -25,7 +25,6 @@ the journal says how far it got. What is reported is what was read back, never w
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 from collections.abc import Callable
@@ -41,10 +40,13 @@ from netgen.day2.targets import DrainSet, TargetError, resolve
 from netgen.deploy.connect import connect_driver, disconnect, nornir_for
 from netgen.deploy.driver import DrainReadback, drain_word
 from netgen.deploy.journal import Journal, state_dir
+from netgen.deploy.lock import change_lock, record_drained, record_undrained
 from netgen.deploy.options import DeployOptions
 from netgen.deploy.target import DeployTarget, prepare_target
+from netgen.lock.change_lock import ChangeLock
+from netgen.lock.lease import LockError
 from netgen.scheduler import drain as slurm_drain
-from netgen.topology.model import Role, Topology
+from netgen.topology.model import Device, Role, Topology
 
 DEFAULT_JOB_WAIT_S = 3600.0  # how long a drain waits for the jobs on an RTSW's hosts to end
 # A link drain's actions start so ("sessions drained", ...): the journal never takes them for a switch's
@@ -107,6 +109,7 @@ class DrainReport:
     nodes: list[slurm_drain.NodeResult] = field(default_factory=list)
     nodes_busy: list[str] = field(default_factory=list)  # nodes still running jobs when the wait ended
     journal: Path | None = None
+    lock: dict[str, Any] | None = None  # the store and the scopes this change held
 
     @property
     def ok(self) -> bool:
@@ -124,7 +127,7 @@ class DrainReport:
                 "switches": [s.as_dict() for s in self.switches],
                 "scheduler": {"slurm": self.request.slurm, "nodes": [n.as_dict() for n in self.nodes],
                               "still_running_jobs": self.nodes_busy},
-                "journal": str(self.journal) if self.journal else None}
+                "journal": str(self.journal) if self.journal else None, "lock": self.lock}
 
 
 def new_change_id() -> str:
@@ -133,39 +136,6 @@ def new_change_id() -> str:
 
 DRAINED_ACTIONS = frozenset({"drained", "already drained"})
 UNDRAINED_ACTIONS = frozenset({"undrained", "already undrained"})
-MAX_JOURNAL_BYTES = 16 << 20  # a drain journal is a few lines a switch: a larger file is skipped
-
-
-def drained_by_netgen(folder: Path | None = None) -> dict[str, float]:
-    """The switches netgen's drain journals (`drain/*.jsonl` of its state directory, or `folder`)
-    last left drained, read back: name -> when (epoch seconds). What netgen recorded, not read from
-    the switches now: `netgen drain --dry-run` reads them."""
-    folder = folder if folder is not None else state_dir() / "drain"
-    last: dict[str, tuple[float, bool]] = {}
-    try:
-        files = sorted(p for p in folder.glob("*.jsonl") if p.is_file() and not p.is_symlink())
-    except OSError:
-        return {}
-    for path in files:
-        try:
-            if path.stat().st_size > MAX_JOURNAL_BYTES:
-                continue
-            lines = path.read_text(errors="replace").splitlines()
-        except OSError:
-            continue
-        for line in lines:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(record, dict) or not isinstance(record.get("device"), str):
-                continue
-            state, when = record.get("state"), record.get("t")
-            if state in DRAINED_ACTIONS | UNDRAINED_ACTIONS and isinstance(when, (int, float)):
-                name = record["device"]
-                if name not in last or when >= last[name][0]:
-                    last[name] = (float(when), state in DRAINED_ACTIONS)
-    return {name: when for name, (when, drained) in sorted(last.items()) if drained}
 
 
 def read_set(topology: Topology, targets: DrainSet, undrain: bool = False) -> list[str]:
@@ -247,6 +217,18 @@ def _read_states(target: DeployTarget, names: list[str], options: DeployOptions,
     return read, unreadable
 
 
+def _read_after_failure(task: Task, target: DeployTarget, device: Device,
+                        options: DeployOptions) -> DrainReadback | None:
+    """What a switch holds after a failed step, read on a new connection (the old one may be the
+    one that failed): the failed report says what the device holds, never only what went wrong.
+    None: it could not be read either (the report says so by its absence)."""
+    disconnect(task)
+    try:
+        return connect_driver(task, device, target.files[device.name], options).drain_state()
+    except Exception:  # unreachable as well: nothing more to learn
+        return None
+
+
 def _sessions_as_asked(seen: DrainReadback, peers: frozenset[str], undrain: bool) -> bool:
     if undrain:
         return not (seen.peers & peers)
@@ -254,10 +236,12 @@ def _sessions_as_asked(seen: DrainReadback, peers: frozenset[str], undrain: bool
 
 
 def _change(target: DeployTarget, names: list[str], options: DeployOptions, undrain: bool, journal: Journal,
-            workers: int | None, progress: ReadHook | None,
+            lock: ChangeLock, why: str, workers: int | None, progress: ReadHook | None,
             sessions: dict[str, tuple[str, ...]] | None = None) -> list[SwitchResult]:
     """Each switch of `names` drained (undrained) whole, or, when `sessions` names it, only its sessions
-    with those peers (a link's end)."""
+    with those peers (a link's end). The lock is checked before each switch is touched (a lost lease
+    stops the change there), and a whole switch read back drained (undrained) is recorded in (taken
+    out of) the store's shared drain state."""
     topology = target.ctx.topology
     sessions = sessions or {}
     results = {name: SwitchResult(name, topology.devices[name].nos, sessions=sessions.get(name, ()))
@@ -270,6 +254,7 @@ def _change(target: DeployTarget, names: list[str], options: DeployOptions, undr
         peers = frozenset(result.sessions)
         prefix = SESSIONS if peers else ""
         try:
+            lock.check()
             driver = connect_driver(task, device, target.files[device.name], options)
             result.before = driver.drain_state()
             if (_sessions_as_asked(result.before, peers, undrain) if peers else result.before.state is (not undrain)):
@@ -289,8 +274,18 @@ def _change(target: DeployTarget, names: list[str], options: DeployOptions, undr
                     result.error = f"read back {drain_word(result.after.state)}: {result.after.detail}"
         except Exception as exc:
             result.action, result.error = "failed", f"{type(exc).__name__}: {exc}"[:500]
+            result.after = _read_after_failure(task, target, device, options)
         finally:
             disconnect(task)
+        if not peers and result.action in DRAINED_ACTIONS | UNDRAINED_ACTIONS:
+            try:
+                if result.action in DRAINED_ACTIONS:
+                    record_drained(lock.store, device.name, lock.lease, why)
+                else:
+                    record_undrained(lock.store, device.name)
+            except LockError as exc:  # the switch is as read back; only the shared record is missing
+                result.error = (f"read back {result.action.split()[-1]}, but not recorded in the shared drain"
+                                f" state: {exc}")
         journal.write(device.name, result.action, sessions=sorted(peers),
                       after=result.after.as_dict() if result.after else None, error=result.error)
         if progress:
@@ -304,13 +299,16 @@ def _change(target: DeployTarget, names: list[str], options: DeployOptions, undr
 
 def _guard(ctx: DesignContext, report: DrainReport) -> CapacityReport:
     """The capacity the change leaves, judged from what was read: a switch not read back as
-    undrained counts as drained."""
-    out_now = frozenset(name for name in report.read if report.read[name].state is not False) \
-        | frozenset(report.unreadable)
+    undrained counts as drained. One that could not be read at all counts as drained after the
+    change and not before it: the change is judged as if it took that switch out too, so a guard
+    that sees nothing refuses instead of finding the change "no worse" than an unknown."""
+    out_now = frozenset(name for name in report.read if report.read[name].state is not False)
     before = DrainSet(out_now, _links_out(ctx.topology, report.read))
     targets = report.targets
-    after = DrainSet(out_now - targets.devices, before.links - targets.links) if report.request.undrain \
-        else before | targets
+    if report.request.undrain:
+        after = DrainSet(out_now - targets.devices, before.links - targets.links)
+    else:
+        after = before | targets | DrainSet(frozenset(report.unreadable), frozenset())
     return assess(ctx.topology, ctx.fabric.maintenance, before, after)
 
 
@@ -361,33 +359,60 @@ def run_drain(target: DeployTarget, request: DrainRequest, workers: int | None =
     report = DrainReport(request, change_id, resolve_targets(ctx, request.targets))
     options = DeployOptions(change_id=change_id, command_timeout_s=target.deploy.ssh.command_timeout_s,
                             ownership=target.ownership())
-    report.read, report.unreadable = _read_states(target, read_set(ctx.topology, report.targets, request.undrain),
-                                                  options, workers, hooks.read)
-    report.capacity = _guard(ctx, report)
-    report.refused = not report.capacity.allowed and request.force is None
-    if request.dry_run or report.refused:
+    if request.dry_run:
+        _judge(target, report, options, workers, hooks)
         return report
+    lock = change_lock(ctx, target.fabric_file, target.deploy, _changed(ctx.topology, report.targets),
+                       command=f"netgen {'undrain' if request.undrain else 'drain'} {' '.join(request.targets)}",
+                       change_id=change_id, why=request.why)
+    report.lock = {"store": lock.store.where, "scopes": lock.scopes}
+    with lock:  # LockHeld (exit 1, the holder named) before anything is read
+        _judge(target, report, options, workers, hooks)
+        if report.refused:
+            return report
+        _run_locked(target, report, options, lock, workers, hooks)
+    return report
+
+
+def _changed(topology: Topology, targets: DrainSet) -> list[str]:
+    """The switches a drain changes: its targets and both ends of its target links."""
+    ends = {end.device for link in topology.links if link.key in targets.links for end in (link.lower, link.upper)}
+    return [name for name in topology.devices if name in targets.devices | ends]
+
+
+def _judge(target: DeployTarget, report: DrainReport, options: DeployOptions, workers: int | None,
+           hooks: DrainHooks) -> None:
+    ctx = target.ctx
+    report.read, report.unreadable = _read_states(
+        target, read_set(ctx.topology, report.targets, report.request.undrain), options, workers, hooks.read)
+    report.capacity = _guard(ctx, report)
+    report.refused = not report.capacity.allowed and report.request.force is None
+
+
+def _run_locked(target: DeployTarget, report: DrainReport, options: DeployOptions, lock: ChangeLock,
+                workers: int | None, hooks: DrainHooks) -> None:
+    ctx, request, change_id = target.ctx, report.request, report.change_id
     report.journal = request.journal or state_dir() / "drain" / f"{change_id}.jsonl"
     journal = Journal(report.journal, change_id)
     journal.write(None, "undrain" if request.undrain else "drain", fabric=ctx.fabric.name,
                   targets=report.targets.as_dict(), why=request.why, forced=request.force,
-                  violations=[v.as_dict() for v in report.capacity.violations])
+                  violations=[v.as_dict() for v in report.capacity.violations] if report.capacity else [])
     if not request.undrain:
         _hosts_first(ctx, report, journal)
         if report.nodes_busy:
             journal.write(None, "stopped", reason="jobs still run on the hosts under the switches")
-            return report
+            return
     names = [n for n in ctx.topology.devices if n in report.targets.devices]
-    report.switches = _change(target, names, options, request.undrain, journal, workers, hooks.changed)
+    report.switches = _change(target, names, options, request.undrain, journal, lock, request.why, workers,
+                              hooks.changed)
     ends = {device: tuple(sorted(peers)) for device, peers in
             session_peers(ctx.topology, report.targets.links).items()}
     if ends:
         report.switches += _change(target, [n for n in ctx.topology.devices if n in ends], options, request.undrain,
-                                   journal, workers, hooks.changed, ends)
+                                   journal, lock, request.why, workers, hooks.changed, ends)
     if request.undrain:
         _hosts_after(ctx, report, journal)
     journal.write(None, "done", ok=report.ok)
-    return report
 
 
 def drain(ctx: DesignContext, fabric_file: Path, request: DrainRequest, *, credentials_file: Path | None = None,
@@ -409,7 +434,6 @@ __all__ = [
     "DrainRequest",
     "SwitchResult",
     "drain",
-    "drained_by_netgen",
     "new_change_id",
     "read_set",
     "resolve_targets",

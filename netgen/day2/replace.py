@@ -29,9 +29,10 @@ from nornir.core.task import Result, Task
 
 from netgen.context import DesignContext
 from netgen.day2.drain import DrainReport, DrainRequest, run_drain
-from netgen.deploy.change import ChangeRequest, plan_change, push_change
+from netgen.deploy.change import ChangePlan, ChangeRequest, plan_change, push_change
 from netgen.deploy.checks import CheckResult, Outcome, VerifyBgpEstablished
 from netgen.deploy.connect import connect_driver, disconnect, nornir_for
+from netgen.deploy.lock import change_lock
 from netgen.deploy.options import DeployOptions
 from netgen.deploy.pipeline import GOOD, DeviceOutcome, lldp_check
 from netgen.deploy.target import DeployTarget, prepare_target
@@ -187,6 +188,15 @@ def join(target: DeployTarget, device_name: str, change_id: str, wait_s: float =
     device = ctx.topology.devices[device_name]
     report = JoinReport(device_name)
     plan = plan_change(target, ChangeRequest(change_id, keep_drained=True))
+    # one lease from the push to the undrain: no other change of the zone between the steps
+    with change_lock(ctx, target.fabric_file, target.deploy, [device_name], command=f"netgen replace --join"
+                     f" {device_name}", change_id=change_id, why=f"replace {device_name}"):
+        return _join_locked(target, device, plan, change_id, wait_s, poll_s, slurm, sot, report)
+
+
+def _join_locked(target: DeployTarget, device: Device, plan: ChangePlan, change_id: str, wait_s: float,
+                 poll_s: float, slurm: bool, sot: SerialRecord | None, report: JoinReport) -> JoinReport:
+    ctx, device_name = target.ctx, device.name
     run = push_change(target, plan)
     outcome: DeviceOutcome | None = run.report.devices.get(device_name)
     report.deploy = outcome.as_dict() if outcome else None

@@ -12,6 +12,7 @@ which finishes such a change from its journal (recover.recover_change)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
@@ -25,6 +26,7 @@ from netgen.deploy.connect import nornir_for
 from netgen.deploy.driver import DriverError, check_change_id
 from netgen.deploy.inventory import RolloutPolicy
 from netgen.deploy.journal import Journal, JournalError, JournalView, default_path, read
+from netgen.deploy.lock import change_lock
 from netgen.deploy.options import DeployOptions
 from netgen.deploy.pipeline import ProgressHook, RolloutReport, check_timeouts, run_rollout
 from netgen.deploy.recover import recover_change, recovered
@@ -183,17 +185,26 @@ def push_change(target: DeployTarget, plan: ChangePlan, *, configs: Path | None 
     """Push the planned change: the files of --configs DIR used though edited journaled first; with
     `resumed` (an interrupted run of this change), what it left in flight rolled back; then the
     rollout, batch by batch (pipeline.run_rollout)."""
-    _record_edited(plan.options, target, configs)
-    nr = nornir_for(target, plan.policy.workers)
-    if resumed is not None and resumed.in_flight():
-        with progress(len(resumed.in_flight())) as tick:
-            recovery = recover_change(nr, target.ctx, resumed, target.files, plan.options, confirm=False,
-                                      progress=tick)
-        if not recovered(recovery, confirm=False):
-            recovery.stopped, recovery.stopped_reason = True, RESUME_STOPPED
-            return ChangeRun(recovery, complete=False)
-    with progress(len(target.names)) as tick:
-        return ChangeRun(run_rollout(nr, target.ctx, plan.batches, target.files, plan.options, progress=tick))
+    if plan.options.dry_run:  # reads only: no lock, nothing to keep others from
+        with progress(len(target.names)) as tick:
+            return ChangeRun(run_rollout(nornir_for(target, plan.policy.workers), target.ctx, plan.batches,
+                                         target.files, plan.options, progress=tick))
+    names = sorted({*target.names, *(resumed.records if resumed is not None else ())})
+    lock = change_lock(target.ctx, target.fabric_file, target.deploy, names,
+                       command=f"netgen deploy --change-id {plan.options.change_id}", change_id=plan.options.change_id)
+    with lock:  # LockHeld (exit 1, the holder named) before anything is read
+        options = dataclasses.replace(plan.options, lock_check=lock.check)
+        _record_edited(options, target, configs)
+        nr = nornir_for(target, plan.policy.workers)
+        if resumed is not None and resumed.in_flight():
+            with progress(len(resumed.in_flight())) as tick:
+                recovery = recover_change(nr, target.ctx, resumed, target.files, options, confirm=False,
+                                          progress=tick)
+            if not recovered(recovery, confirm=False):
+                recovery.stopped, recovery.stopped_reason = True, RESUME_STOPPED
+                return ChangeRun(recovery, complete=False)
+        with progress(len(target.names)) as tick:
+            return ChangeRun(run_rollout(nr, target.ctx, plan.batches, target.files, options, progress=tick))
 
 
 def nothing_in_flight(view: JournalView, change_id: str) -> RolloutReport:
@@ -218,12 +229,15 @@ def recover_in_flight(target: DeployTarget, view: JournalView, change_id: str, *
         journal = Journal(view.path, change_id)
     except JournalError as exc:
         raise ChangeRefused(str(exc)) from None
-    options = DeployOptions(change_id=change_id, command_timeout_s=target.deploy.ssh.command_timeout_s,
-                            journal=journal)
-    _record_edited(options, target, configs)
-    nr = nornir_for(target, workers)
-    with progress(len(view.in_flight())) as tick:
-        return recover_change(nr, target.ctx, view, target.files, options, confirm=confirm, progress=tick)
+    lock = change_lock(target.ctx, target.fabric_file, target.deploy, sorted(view.records),
+                       command=f"netgen recover --change-id {change_id}", change_id=change_id)
+    with lock:  # LockHeld (exit 1, the holder named) before anything is read
+        options = DeployOptions(change_id=change_id, command_timeout_s=target.deploy.ssh.command_timeout_s,
+                                journal=journal, lock_check=lock.check)
+        _record_edited(options, target, configs)
+        nr = nornir_for(target, workers)
+        with progress(len(view.in_flight())) as tick:
+            return recover_change(nr, target.ctx, view, target.files, options, confirm=confirm, progress=tick)
 
 
 __all__ = ["COMMAND_LINE", "DEFAULT_POST_CHECK_TIMEOUT_S", "MODULE_ARGUMENTS", "ChangePlan", "ChangeRefused",

@@ -35,6 +35,7 @@ from netgen.intent.errors import InputProblem, NetgenInputError
 from netgen.intent.problems import validate
 from netgen.intent.types import IntentModel, SafeName
 from netgen.intent.yaml_source import MAX_FILE_BYTES, read_yaml
+from netgen.lock.settings import LockSettings
 from netgen.registry import NOS
 from netgen.topology.model import Device, Topology
 
@@ -84,6 +85,8 @@ class DeployFile(IntentModel):
     management: Management = Field(default_factory=Management)
     ssh: SshSettings = Field(default_factory=SshSettings)
     rollout: RolloutPolicy = Field(default_factory=RolloutPolicy)
+    lock: LockSettings = Field(default_factory=LockSettings,
+                               description="Where the change lock and the shared drain state live.")
     ownership: dict[SafeName, NosOwnership] = Field(
         default_factory=dict, description="Per NOS: what a deploy replaces, keeps and may remove (ownership.py).")
 

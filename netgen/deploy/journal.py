@@ -23,8 +23,10 @@ the confirm (`unconfirmed`), or nothing could be read (`unknown`). All three sta
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -91,14 +93,19 @@ class Journal:
         line = (json.dumps(record, sort_keys=True, default=str) + "\n").encode()
         with self._lock:
             try:
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                # never through a link, never blocked on a FIFO: a journal is a regular file netgen writes
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+                             | os.O_CLOEXEC, 0o600)
                 try:
+                    if not stat.S_ISREG(os.fstat(fd).st_mode):
+                        raise JournalError(f"journal {self.path}: not a regular file (a FIFO or a device)")
                     os.write(fd, line)
                     os.fsync(fd)
                 finally:
                     os.close(fd)
             except OSError as exc:
-                raise JournalError(f"deploy journal {self.path}: cannot write: {exc.strerror}") from None
+                why = "a link (never followed)" if exc.errno == errno.ELOOP else exc.strerror
+                raise JournalError(f"journal {self.path}: cannot write: {why}") from None
 
 
 @dataclass

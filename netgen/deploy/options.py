@@ -5,7 +5,7 @@ else the NOS driver's default). Built once for the CLI and the Ansible module (c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from netgen.deploy.driver import default_ownership
@@ -24,6 +24,9 @@ class DeployOptions:
     journal: Journal | None = None  # None: not journaled (dry runs need none)
     ownership: Mapping[str, Ownership] = field(default_factory=dict)  # per NOS; absent: the driver's default
     keep_drained: bool = False  # a drained switch gets the change with its drain kept (else it is refused)
+    # raises (netgen.lock.lease.LeaseLost) once the change lock is no longer this change's: checked
+    # before each device is touched and again just before its commit
+    lock_check: Callable[[], None] | None = None
 
     def ownership_of(self, nos: str) -> Ownership:
         return self.ownership.get(nos) or default_ownership(nos)

@@ -48,6 +48,7 @@ from netgen.deploy.connect import connect_driver, disconnect
 from netgen.deploy.driver import (
     HOLDS_NEW,
     HOLDS_OLD,
+    DrainReadback,
     Driver,
     DriverError,
     Readback,
@@ -204,11 +205,13 @@ def _failed_detail(results: list[CheckResult]) -> str:
 
 
 def drain_precheck(driver: Driver, keep: bool,
-                   kept: str = "the change keeps the drain (--keep-drained)") -> CheckResult:
+                   kept: str = "the change keeps the drain (--keep-drained)",
+                   seen: DrainReadback | None = None) -> CheckResult:
     """A drained switch (`netgen drain`) would be undrained by a push of its rendered config, which
     has no drain: refused, unless `keep` (--keep-drained), which puts the drain into what is pushed
-    (Driver.keep_drained) so the switch stays drained. Read from the switch, as every check."""
-    seen = driver.drain_state()
+    (Driver.keep_drained) so the switch stays drained. Read from the switch, as every check (`seen`:
+    read already)."""
+    seen = seen if seen is not None else driver.drain_state()
     if seen.running is False and seen.saved is False and not seen.peers:
         return CheckResult("drain", driver.name, Outcome.PASS, "not drained")
     word = drain_word(seen.state) if seen.running is not False or seen.saved is not False else \
@@ -219,6 +222,23 @@ def drain_precheck(driver: Driver, keep: bool,
     return CheckResult("drain", driver.name, Outcome.FAIL,
                        f"{word} ({seen.detail}): pushing its rendered config would undrain it; `netgen undrain"
                        f" {driver.name}` (or the link) first, or --keep-drained to keep the drain through the change")
+
+
+def _moved_since_staged(driver: Driver, options: DeployOptions, drain_seen: DrainReadback | None) -> str:
+    """Why the staged change must not be committed ("" : it may): the change lock is no longer this
+    change's, or the switch's drain is not what the pre-check read (someone drained or undrained it
+    since, by hand or through a netgen that holds no lock): committing what was staged from the old
+    read would silently undo (or redo) that drain."""
+    if options.lock_check is not None:
+        try:
+            options.lock_check()
+        except Exception as exc:  # LeaseLost, or a store that cannot say
+            return str(exc)
+    now = driver.drain_state()
+    if drain_seen is not None and now.as_dict() != drain_seen.as_dict():
+        return (f"its drain changed since the pre-check (then {drain_seen.detail}; now {now.detail}): the staged"
+                " change was discarded; run the deploy again")
+    return ""
 
 
 def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: DeployOptions,
@@ -237,8 +257,10 @@ def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: Depl
     try:
         outcome.enter("pre-check")
         driver.new_round()
+        drain_seen: DrainReadback | None = None
         try:
-            drained = drain_precheck(driver, options.keep_drained)
+            drain_seen = driver.drain_state()
+            drained = drain_precheck(driver, options.keep_drained, seen=drain_seen)
         except Exception as exc:  # a switch that cannot say whether it is drained is not pushed to
             drained = CheckResult("drain", device.name, Outcome.ERROR, f"{type(exc).__name__}: {exc}"[:500])
         results = [drained, *(c.run(driver) for c in pre_checks(ctx, device))]
@@ -266,6 +288,12 @@ def deploy_one(driver: Driver, ctx: DesignContext, device: Device, options: Depl
         note(State.STAGED, before=before, changes=staged.changes)
 
         outcome.enter("commit")
+        moved = _moved_since_staged(driver, options, drain_seen)
+        if moved:
+            driver.discard()
+            outcome.status, outcome.error = Status.FAILED, f"commit: not sent: {moved}"
+            note(State.FAILED, reason=outcome.error)
+            return outcome
         note(State.COMMITTING, confirm_timeout_s=options.confirm_timeout_s)
         outcome.commit_started = time.time()
         committed = True
@@ -517,6 +545,8 @@ def run_rollout(nr: Nornir, ctx: DesignContext, batches: list[Batch], files: Map
 
         try:
             outcome.enter("connect")
+            if options.lock_check is not None:
+                options.lock_check()  # a lost lock stops the change before this device is touched
             driver = connect_driver(task, device, files[name], options)
         except Exception as exc:
             outcome.status, outcome.error = Status.FAILED, f"connect: {type(exc).__name__}: {exc}"[:800]

@@ -215,7 +215,7 @@ def _infiniband(ctx: DesignContext) -> dict[str, Any] | None:
 def report_data(ctx: DesignContext, findings: list[Finding],
                 drained: Mapping[str, float] | None = None) -> dict[str, Any]:
     """What the page shows. `drained`: the switches netgen's drain journals left drained (name ->
-    since when; netgen.day2.drain.drained_by_netgen): a maintenance panel, and the placement panel
+    since when; the shared drain state, netgen.deploy.lock): a maintenance panel, and the placement panel
     against the capacity they leave."""
     drained = drained or {}
     summary = summarize(ctx)

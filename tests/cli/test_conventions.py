@@ -85,6 +85,8 @@ JSON_CASES = {
     "lab list": (["lab", "list"], 0),
     "lab ib": (["lab", "ib", str(SMALL), "--fail", "no-such-switch"], 2),
     "drain": (["drain", str(SMALL), "no-such-switch"], 2),
+    "lock status": (["lock", "status", str(SMALL)], 0),
+    "lock break": (["lock", "break", str(SMALL), "--scope", "zone-01", "--why", " "], 2),
     "grow": (["grow", str(SMALL), "--from", str(SMALL)], 0),
     "undrain": (["undrain", str(SMALL), "z01-rtsw001--z01-ctsw01"], 2),
     "replace": (["replace", str(SMALL), "z01-ctsw01", "--day0", "{tmp}/day0"], 2),
@@ -102,6 +104,7 @@ def test_every_command_has_a_json_case_or_says_why_not():
 @pytest.mark.parametrize("name", sorted(set(JSON_CASES) - {"ansible-collection"}))
 def test_json_is_one_document_with_ok_and_exit_code(name, tmp_path, monkeypatch):
     monkeypatch.delenv("NAUTOBOT_TOKEN", raising=False)
+    monkeypatch.setenv("NETGEN_STATE_DIR", str(tmp_path / "state"))  # the lock's default store
     for variable in ("NETGEN_USERNAME", "NETGEN_PASSWORD", "NETGEN_SSH_KEY"):
         monkeypatch.delenv(variable, raising=False)
     args, expected = JSON_CASES[name]
@@ -159,7 +162,7 @@ def test_no_fabric_anywhere_is_exit_2_never_the_bundled_example(name, tmp_path, 
     args = {"scheduler": ["--format", "slurm"], "place": ["--hosts", "1"], "diff": ["--base", "HEAD"],
             "sot push": ["--nautobot", "http://x"], "sot pull": ["--nautobot", "http://x"],
             "recover": ["--change-id", "x"], "lab export": ["-o", str(tmp_path / "x")],
-            "grow": ["--from", str(SMALL)]}.get(name, [])
+            "grow": ["--from", str(SMALL)], "lock break": ["--scope", "zone-01", "--why", "gone"]}.get(name, [])
     result = run_cli(*name.split(), *args)
     assert result.exit_code == 2, result.output
     assert "no FABRIC" in result.stderr and "NETGEN_FABRIC" in result.stderr

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import re
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -22,7 +21,7 @@ from netgen.intent import load_fabric
 from netgen.report.build import render_report
 from netgen.topology import expand
 from netgen.topology.model import Role
-from tests.conftest import SMALL, run_cli
+from tests.conftest import SMALL, record_drains, run_cli
 
 pytestmark = pytest.mark.render
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
@@ -220,7 +219,7 @@ def test_untrusted_text_in_the_page_stays_text(small):
 
 
 def test_switches_drained_now_get_a_maintenance_panel_and_lower_the_placement_capacity(small, state_dir):
-    """With z01-ctsw01 and z02-ctsw01 drained (the drain journals' map), the page lists them with
+    """With z01-ctsw01 and z02-ctsw01 drained (the shared drain state's map), the page lists them with
     tier, zone and since when, and its placement panel divides by the ATSW capacity left: each
     zone's load figure 4/3 of the one without drains. Without drains there is no such panel."""
     ctx, findings = small
@@ -239,9 +238,7 @@ def test_switches_drained_now_get_a_maintenance_panel_and_lower_the_placement_ca
 
     assert [round(d / p, 3) for d, p in zip(loads(page), loads(plain), strict=True) if p] == [
         round(4 / 3, 3)] * len([p for p in loads(plain) if p])
-    # the command reads the journals of this machine's state directory; --ignore-drains leaves them out
-    journal = state_dir / "drain" / "x.jsonl"
-    journal.parent.mkdir(parents=True)
-    journal.write_text(json.dumps({"t": 0.0, "device": "z01-ctsw01", "state": "drained"}) + "\n")
+    # the command reads the fabric's shared drain state; --ignore-drains leaves it out
+    record_drains(SMALL, ["z01-ctsw01"])
     assert 'id="maintenance"' in run_cli("report", str(SMALL)).stdout
     assert 'id="maintenance"' not in run_cli("report", str(SMALL), "--ignore-drains").stdout

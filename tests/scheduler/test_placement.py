@@ -12,7 +12,7 @@ from netgen.intent import load_fabric
 from netgen.scheduler.model import scheduler_topology
 from netgen.scheduler.placement import place, random_order_traffic, ring_traffic
 from netgen.topology import expand
-from tests.conftest import ROOT, SMALL, run_cli
+from tests.conftest import ROOT, SMALL, record_drains, run_cli
 
 pytestmark = pytest.mark.render
 META = ROOT / "inventory" / "meta-24k"
@@ -100,7 +100,7 @@ def test_a_bad_free_list_is_exit_2_naming_line_and_host(tmp_path, line, says):
 
 
 def test_switches_netgen_drained_lower_their_zones_atsw_capacity_and_free_no_host(state_dir):
-    """While netgen's drain journals say z01-ctsw01 and z01-rtsw001 are drained: zone 1's ATSW
+    """While the fabric's shared drain state says z01-ctsw01 and z01-rtsw001 are drained: zone 1's ATSW
     capacity is 3 of its 4 CTSWs' uplinks (its load figures 4/3 of what they were) and the two hosts
     under z01-rtsw001 are not placed; --ignore-drains places as if nothing were drained."""
     def placed(*args: str) -> dict:
@@ -109,12 +109,7 @@ def test_switches_netgen_drained_lower_their_zones_atsw_capacity_and_free_no_hos
         return json.loads(result.stdout)
 
     before = placed()
-    journal = state_dir / "drain" / "drain-20261127-000000-abcd.jsonl"
-    journal.parent.mkdir(parents=True)
-    journal.write_text("".join(json.dumps({"t": 1.0 + i, "change_id": "x", "device": name, "state": state}) + "\n"
-                               for i, (name, state) in enumerate([("z01-ctsw01", "drained"), ("z01-rtsw001", "drained"),
-                                                                  ("z02-ctsw01", "drained"),
-                                                                  ("z02-ctsw01", "undrained")])))
+    record_drains(SMALL, ["z01-ctsw01", "z01-rtsw001"], undrained=("z02-ctsw01",))
     during = placed()
     assert during["drained"] == {"switches": ["z01-ctsw01", "z01-rtsw001"],
                                  "hosts_not_free": ["z01-r001-h01", "z01-r001-h02"]}

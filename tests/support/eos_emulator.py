@@ -788,6 +788,14 @@ class EosDevice:
             else:
                 self._cables[local] = (system, port_id)
 
+    def reset(self, config: str) -> None:
+        """Running and startup config both `config` again, no session, no fault (between rounds of a test)."""
+        with self._lock:
+            self._running = load_config(config, self.spec.queues())
+            self._startup = _clone(self._running)
+            self._sessions.clear()
+            self._faults = EosFaults()
+
     def running_config(self) -> str:
         with self._lock:
             return render(self._running, ["! Command: show running-config", self._device_line()])

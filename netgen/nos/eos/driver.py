@@ -380,21 +380,26 @@ class EosDriver:
             raise DriverError(f"{self.name}: no `router bgp` with an outbound route-map to drain through")
         return scope
 
-    def _before_drain_change(self) -> str:
+    def _before_drain_change(self) -> tuple[str, bool]:
         """The running config, once nothing else is in the way of a drain and its save: no change
-        waiting for its confirm (its revert would take the drain too), and nothing unsaved (the save
-        that keeps the drain across a reboot would keep that too)."""
+        waiting for its confirm (its revert would take the drain too), and nothing unsaved but
+        netgen's own drain (the save that keeps the drain across a reboot would keep that too). And
+        whether it is unsaved: a drain (or an undrain) committed and not saved, because the run was
+        killed, its answer lost or its save refused, is finished by the next one."""
         sessions = self.show_json("show configuration sessions detail").get("sessions", {})
         pending = [name for name, info in sessions.items()
                    if isinstance(info, dict) and info.get("state") == "pendingCommitTimer"]
         if pending:
             raise DriverError(f"{self.name}: session {pending[0]} waits for its confirm: finish that change first"
                               " (netgen recover), then drain")
-        running = self.show("show running-config")
-        if config_digest(running) != config_digest(self.show("show startup-config")):
-            raise DriverError(f"{self.name}: running-config differs from startup-config: netgen will not save a"
-                              " change it did not make along with the drain; save or revert it first")
-        return running
+        running, startup = self.show("show running-config"), self.show("show startup-config")
+        if config_digest(running) == config_digest(startup):
+            return running, False
+        if not _only_the_drain_differs(running, startup):
+            raise DriverError(f"{self.name}: running-config differs from startup-config by more than netgen's drain:"
+                              " netgen will not save a change it did not make along with the drain; save or revert"
+                              " it first")
+        return running, True
 
     def _apply_drain(self, lines: list[str]) -> None:
         """`lines` in a config session of their own, committed at once, then saved."""
@@ -415,7 +420,7 @@ class EosDriver:
         state = self.drain_state()
         if state.state is drain:
             return  # repeat-safe: already as asked, running and saved
-        running = self._before_drain_change()
+        running, unsaved = self._before_drain_change()
         scope = self._drain_scope(running)
         foreign = [f"{name} {seq}: {prepend}" for name, seq, prepend in scope.entries
                    if prepend and prepend != scope.drain_line]
@@ -423,8 +428,12 @@ class EosDriver:
             raise DriverError(f"{self.name}: route-map {foreign[0]}: a prepend netgen did not set; the drain would"
                               " replace it (and the undrain remove it)")
         lines = eos_drain.drain_lines(scope) if drain else eos_drain.undrain_lines(scope)
+        if eos_drain.drain_state(running) is drain:
+            lines = []  # running is as asked already: only its save is missing
         if lines:
             self._apply_drain(lines)
+        elif unsaved:
+            self.save()
 
     def _change_sessions(self, peers: Sequence[str], drain: bool) -> None:
         wanted = tuple(sorted(set(peers)))
@@ -432,7 +441,7 @@ class EosDriver:
         held_running, held_saved = state.peers_running & set(wanted), state.peers_saved & set(wanted)
         if (held_running == held_saved == set(wanted)) if drain else not (held_running | held_saved):
             return  # repeat-safe: already as asked, running and saved
-        running = self._before_drain_change()
+        running, _ = self._before_drain_change()
         try:
             lines = eos_drain.session_drain_lines(running, wanted) if drain else \
                 eos_drain.session_undrain_lines(running, wanted)
@@ -468,6 +477,19 @@ class EosDriver:
                 self.intended = eos_drain.with_session_drain(self.intended, tuple(sorted(seen.peers)))
             except ValueError as exc:
                 raise DriverError(f"{self.name}: the rendered config: {exc}") from None
+
+
+def _only_the_drain_differs(running: str, startup: str) -> bool:
+    """Whether running and startup config differ by netgen's switch drain alone: the same outbound
+    map entries, no prepend but the drain's in either, and equal once both carry the drain."""
+    scope, saved = eos_drain.scope_of(running), eos_drain.scope_of(startup)
+    if scope is None or saved is None or saved.asn != scope.asn:
+        return False
+    if {(n, q) for n, q, _ in scope.entries} != {(n, q) for n, q, _ in saved.entries}:
+        return False
+    if any(prepend and prepend != scope.drain_line for *_, prepend in (*scope.entries, *saved.entries)):
+        return False
+    return config_digest(eos_drain.with_drain(running, scope)) == config_digest(eos_drain.with_drain(startup, scope))
 
 
 def eos_driver(conn: Connection, device: Device, files: Mapping[str, str], change_id: str,
