@@ -149,8 +149,8 @@ def _whatif(ctx: DesignContext) -> dict[str, Any]:
 
 
 def _maintenance(ctx: DesignContext, drained: Mapping[str, float]) -> list[dict[str, Any]]:
-    """The switches drained now, as netgen's drain journals recorded them (netgen drain), each with
-    its tier, zone and since when (UTC)."""
+    """The switches drained now, as the fabric's shared drain state recorded them (netgen drain),
+    each with its tier, zone and since when (UTC)."""
     devices = ctx.topology.devices
     return [{"device": name, "role": devices[name].role.value, "zone": devices[name].zone,
              "since": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(when))}
@@ -214,8 +214,8 @@ def _infiniband(ctx: DesignContext) -> dict[str, Any] | None:
 
 def report_data(ctx: DesignContext, findings: list[Finding],
                 drained: Mapping[str, float] | None = None) -> dict[str, Any]:
-    """What the page shows. `drained`: the switches netgen's drain journals left drained (name ->
-    since when; the shared drain state, netgen.deploy.lock): a maintenance panel, and the placement panel
+    """What the page shows. `drained`: the switches the fabric's shared drain state (netgen.deploy.lock)
+    says netgen left drained, name -> since when: a maintenance panel, and the placement panel
     against the capacity they leave."""
     drained = drained or {}
     summary = summarize(ctx)
