@@ -159,6 +159,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # netgen's state (journals, the change lock's default store) never goes to ~/.local/state, and
+    # each xdist worker has its own: two workers' tests never hold one lock (`state_dir` gives a
+    # test a fresh one of its own)
+    if not os.environ.get("NETGEN_STATE_DIR"):
+        import tempfile  # noqa: PLC0415
+
+        os.environ["NETGEN_STATE_DIR"] = tempfile.mkdtemp(prefix="netgen-test-state-")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(ModuleScheduler(), "netgen-module-scheduler")
 

@@ -344,6 +344,8 @@ def rollout(fabric: str, limit: str | None, configs: Path | None, credentials: P
             report, run = run_playbook(target, request, progress=tick)
     except RolloutError as exc:
         fail(str(exc), as_json)
+    except LockError as exc:
+        lock_failure(exc, as_json)
     if not as_json and run.rc not in (0, None) and not any(b["failed"] for b in report.batches):
         tail = markup_escape(without_controls(run.tail))  # its own lines kept, nothing else that acts on a terminal
         err.print(f"[red]ansible-playbook {escape(run.status)} (rc {run.rc})[/]:\n{tail}")

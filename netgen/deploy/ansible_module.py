@@ -33,11 +33,13 @@ from netgen.deploy.change import (
 )
 from netgen.deploy.driver import DriverError, check_change_id
 from netgen.deploy.inventory import Credentials, DeviceAccess, make_nornir, nornir_inventory
+from netgen.deploy.lock import change_lock, held_by
 from netgen.deploy.options import DeployOptions
 from netgen.deploy.pipeline import GOOD, DeviceOutcome, Status, run_rollout
 from netgen.deploy.rollout import Batch
 from netgen.deploy.target import DeployTarget, TargetError, load_context, prepare_target
 from netgen.intent import NetgenInputError
+from netgen.lock.lease import LockError
 
 RESULT_KEY = "netgen"  # the device outcome in the module result (read by netgen rollout)
 
@@ -111,7 +113,20 @@ def run(params: dict[str, Any], check_mode: bool) -> dict[str, Any]:
         plan = plan_change(target, _change_request(params, change_id, check_mode))
     except ChangeRefused as exc:
         return {"failed": True, "changed": False, "msg": _refusal(exc, params)}
-    return result_of(deploy_device(target, name, plan.options), check_mode)
+    if check_mode:
+        return result_of(deploy_device(target, name, plan.options), check_mode)
+    try:
+        token = params.get("lock_token")
+        if token:  # under netgen rollout's lease for the whole run
+            check = held_by(ctx, target.fabric_file, target.deploy, [name], str(token))
+            return result_of(deploy_device(target, name, dataclasses.replace(plan.options, lock_check=check)),
+                             check_mode)
+        with change_lock(ctx, target.fabric_file, target.deploy, [name], command=f"ansible netgen_deploy {name}",
+                         change_id=change_id) as lock:
+            return result_of(deploy_device(target, name, dataclasses.replace(plan.options, lock_check=lock.check)),
+                             check_mode)
+    except LockError as exc:
+        return {"failed": True, "changed": False, "msg": str(exc)}
 
 
 def _change_request(params: dict[str, Any], change_id: str, check_mode: bool) -> ChangeRequest:

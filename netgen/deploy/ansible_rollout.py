@@ -33,6 +33,7 @@ from typing import Any
 from netgen.deploy.ansible_inventory import ansible_inventory, yaml_inventory
 from netgen.deploy.ansible_module import RESULT_KEY
 from netgen.deploy.inventory import KEY_ENV, PASSWORD_ENV, USERNAME_ENV, RolloutPolicy
+from netgen.deploy.lock import change_lock
 from netgen.deploy.options import DeployOptions
 from netgen.deploy.pipeline import GOOD, DeviceOutcome, RolloutReport, Status
 from netgen.deploy.rollout import Batch
@@ -213,7 +214,19 @@ def _roles_path() -> str:
 
 def run_playbook(target: DeployTarget, request: RolloutRequest,
                  progress: Callable[[DeviceOutcome], None] | None = None) -> tuple[RolloutReport, AnsibleRun]:
-    """Run the playbook to completion; the report says per device what happened."""
+    """Run the playbook to completion, under the change lock of every zone it touches (a dry run
+    takes none): each task checks that lease by its token. The report says per device what happened."""
+    if request.options.dry_run:
+        return _run_playbook(target, request, progress, None)
+    names = [n for b in request.batches for n in b.devices]
+    with change_lock(target.ctx, target.fabric_file, target.deploy, names,
+                     command=f"netgen rollout --change-id {request.options.change_id}",
+                     change_id=request.options.change_id) as lock:
+        return _run_playbook(target, request, progress, lock.lease.token)
+
+
+def _run_playbook(target: DeployTarget, request: RolloutRequest, progress: Callable[[DeviceOutcome], None] | None,
+                  lock_token: str | None) -> tuple[RolloutReport, AnsibleRun]:
     import ansible_runner  # noqa: PLC0415  (an import that only `netgen rollout` needs)
 
     if not request.playbook.is_file():
@@ -249,7 +262,9 @@ def run_playbook(target: DeployTarget, request: RolloutRequest,
     try:
         runner = ansible_runner.run(
             private_data_dir=str(private), ident=ident, playbook=str(request.playbook.resolve()),
-            inventory=str(inventory_file), extravars=extravars(target, request), cmdline=" ".join(cmdline),
+            inventory=str(inventory_file),
+            extravars={**extravars(target, request), **({"netgen_lock_token": lock_token} if lock_token else {})},
+            cmdline=" ".join(cmdline),
             envvars={"PATH": os.pathsep.join([str(Path(binary).parent), os.environ.get("PATH", "")]),
                      "ANSIBLE_NOCOLOR": "1", "ANSIBLE_RETRY_FILES_ENABLED": "0", "ANSIBLE_ROLES_PATH": _roles_path(),
                      "ANSIBLE_LOCAL_TEMP": str(private / "tmp"), "ANSIBLE_DEPRECATION_WARNINGS": "0"},

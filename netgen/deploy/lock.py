@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from netgen.deploy.inventory import DeployFile, device_access, load_deploy
 from netgen.deploy.journal import state_dir
 from netgen.lock.change_lock import ChangeLock, scopes_for
 from netgen.lock.etcd import EtcdStore
-from netgen.lock.lease import Lease, LockError, checked_time
+from netgen.lock.lease import Lease, LeaseLost, LockError, checked_time
 from netgen.lock.store import FileStore, LockStore
 from netgen.safe_text import printable
 
@@ -58,6 +59,28 @@ def change_lock(ctx: DesignContext, fabric_file: Path, deploy: DeployFile, names
     scopes = scopes_for((devices[n].zone if n in devices else None for n in names), zones)
     lease = Lease.new(command, change_id, why, deploy.lock.ttl_s)
     return ChangeLock(open_store(ctx, fabric_file, deploy), scopes, lease, deploy.lock.ttl_s)
+
+
+def held_by(ctx: DesignContext, fabric_file: Path, deploy: DeployFile, names: list[str],
+            token: str) -> Callable[[], None]:
+    """A lock check for a step run under another process's lease (an Ansible task under `netgen
+    rollout`): raises LeaseLost unless every scope of `names` is held by the lease with `token`.
+    Checked once at once, and again wherever the change checks its lock."""
+    devices = ctx.topology.devices
+    zones = sorted({d.zone for d in devices.values() if d.zone is not None})
+    scopes = scopes_for((devices[n].zone if n in devices else None for n in names), zones)
+    store = open_store(ctx, fabric_file, deploy)
+
+    def check() -> None:
+        leases, _ = store.leases()
+        missing = [s for s in scopes if s not in leases or leases[s].token != token or leases[s].expired()]
+        if missing:
+            held = leases.get(missing[0])
+            raise LeaseLost(f"the change lock of {missing[0]} is not the rollout's"
+                            + (f": held by {held.describe()}" if held else ": nobody holds it"))
+
+    check()
+    return check
 
 
 @dataclass
@@ -156,7 +179,7 @@ __all__ = [
     "change_lock",
     "drain_state",
     "fabric_identity",
-    "fabric_store",
+    "fabric_store", "held_by",
     "lock_status",
     "open_store",
     "record_drained",

@@ -37,10 +37,13 @@ from netgen.deploy.ansible_rollout import (
     extravars,
 )
 from netgen.deploy.inventory import Credentials, RolloutPolicy, device_access, load_deploy
+from netgen.deploy.lock import open_store
 from netgen.deploy.options import DeployOptions
 from netgen.deploy.pipeline import DeviceOutcome, RolloutReport, Status
 from netgen.deploy.rollout import Batch
 from netgen.deploy.target import DeployTarget, TargetError, load_context, prepare_target
+from netgen.intent import load_fabric
+from netgen.lock.lease import Lease
 from tests.conftest import ROOT, SMALL, findings_of, topology_of
 
 pytestmark = pytest.mark.render
@@ -694,3 +697,24 @@ def test_ansible_doc_reads_the_module(tmp_path):
     assert doc["doc"]["options"]["fabric"]["required"] is True
     assert doc["doc"]["attributes"]["check_mode"]["support"] == "full"
     assert {"status", "changes", "netgen"} <= set(doc["return"])
+
+
+def test_the_task_takes_the_change_lock_or_checks_the_rollout_s(pushes, state_dir):
+    """Without a lock token the task takes its zone's change lock itself and fails naming the holder
+    when another change holds it; with the token of the lease `netgen rollout` holds it goes on under
+    that lease, and with any other token it fails."""
+    loaded = load_fabric(SMALL)
+    ctx = DesignContext(loaded.fabric, loaded.catalog, topology_of(SMALL))
+    store = open_store(ctx, SMALL, load_deploy(SMALL.parent))
+    other = Lease.new("netgen rollout --change-id other", "other", "", 60)
+    store.acquire(["zone-01"], other, 60)
+    refused = run(params(**LOGIN, verify_host_keys=False, change_id="t-1"), False)
+    assert refused["failed"] is True and "held by" in refused["msg"] and "other" in refused["msg"], refused
+    assert pushes == []
+    under = run(params(**LOGIN, verify_host_keys=False, change_id="t-2", lock_token=other.token), False)
+    assert under["status"] == "changed", under
+    wrong = run(params(**LOGIN, verify_host_keys=False, change_id="t-3", lock_token="0123456789abcdef"), False)
+    assert wrong["failed"] is True and "not the rollout's" in wrong["msg"], wrong
+    store.release(["zone-01"], other)
+    alone = run(params(**LOGIN, verify_host_keys=False, change_id="t-4"), False)
+    assert alone["status"] == "changed" and not store.leases()[0]  # taken for the task, then released

@@ -44,6 +44,12 @@ options:
   configs:
     description: Push the files of this C(netgen render) directory instead of rendering now.
     type: path
+  lock_token:
+    description:
+      - The token of the change lock C(netgen rollout) holds for the whole run (not a secret); the task then
+        checks that lease instead of taking the lock itself. Without it, the task takes the change lock of
+        its device's zone for its own run, and fails naming the holder when another change holds it.
+    type: str
   change_id:
     description: Names the EOS config session and the SONiC checkpoint; one per rollout. Default C(ansible-<timestamp>).
     type: str
@@ -145,6 +151,7 @@ ARGUMENT_SPEC = {
     "ssh_key_file": {"type": "path", "no_log": False},
     "host": {"type": "str"},
     "port": {"type": "int"},
+    "lock_token": {"type": "str"},
 }
 
 
