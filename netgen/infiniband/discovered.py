@@ -68,14 +68,31 @@ def parse_ibnetdiscover(text: str) -> DiscoveredFabric:
     and a line per connected port (`[port](port GUID) "<peer id>"[peer port]`), records apart by blank lines."""
     fabric = DiscoveredFabric()
     current: DiscoveredNode | None = None
-    for line in text.splitlines():
+    # A GUID is burnt in, unique and never 0 (IBTA: EUI-64): one that repeats or is 0 is a broken
+    # discovery or a hand edit, and OpenSM's files written from it would route to the wrong port.
+    seen: dict[int, str] = {}
+
+    def unique(guid: int, what: str, number: int) -> None:
+        if guid == 0:
+            raise DiscoveredError(f"line {number}: {what} has GUID 0, which no HCA or switch carries")
+        if guid in seen and seen[guid] != what:
+            raise DiscoveredError(f"line {number}: {what} has GUID 0x{guid:016x}, already {seen[guid]}'s")
+        seen[guid] = what
+
+    for number, line in enumerate(text.splitlines(), start=1):
         if (node := _NODE.match(line)) is not None:
             current = DiscoveredNode(node.group(2), node.group(1), node.group(4), int(node.group(3), 16))
+            if current.node_id in fabric.nodes:
+                raise DiscoveredError(f"line {number}: node {current.node_id} is listed twice")
+            unique(current.guid, f"node {current.node_id}", number)
             fabric.nodes[current.node_id] = current
         elif (port := _PORT.match(line)) is not None and current is not None:
             local = int(port.group(1))
             if port.group(2) is not None and current.kind == "Ca":
-                current.port_guids[local] = int(port.group(2), 16)
+                guid = int(port.group(2), 16)
+                if guid != current.guid:  # an HCA's port 1 often carries the node GUID + 1; equal is allowed
+                    unique(guid, f"{current.node_id} port {local}", number)
+                current.port_guids[local] = guid
             fabric.links[(current.node_id, local)] = (port.group(3), int(port.group(4)))
         elif not line.strip():
             current = None
@@ -91,7 +108,10 @@ def read_discovered(path: Path) -> DiscoveredFabric:
     if len(data) > MAX_DISCOVERED_BYTES:
         limit = MAX_DISCOVERED_BYTES // (1024 * 1024)
         raise DiscoveredError(f"{path}: larger than {limit} MB; not ibnetdiscover output of one fabric")
-    fabric = parse_ibnetdiscover(data.decode("utf-8", errors="replace"))
+    try:
+        fabric = parse_ibnetdiscover(data.decode("utf-8", errors="replace"))
+    except DiscoveredError as exc:
+        raise DiscoveredError(f"{path}: {exc}") from None
     if not fabric.nodes:
         raise DiscoveredError(f"{path}: no Switch or Ca record: not ibnetdiscover output")
     return fabric

@@ -81,3 +81,17 @@ def test_two_hcas_with_one_description_are_named(plan: IbFabric) -> None:
     text = ibnetdiscover_text(plan).replace('# "z01-r001-h02 mlx5_0"', '# "z01-r001-h01 mlx5_0"')
     problems = match_plan(plan, parse_ibnetdiscover(text)).problems
     assert "two HCAs describe themselves as 'z01-r001-h01 mlx5_0': hostnames must be unique" in problems
+
+
+def test_a_repeated_or_zero_port_guid_is_refused_naming_the_line(plan: IbFabric, tmp_path: Path) -> None:
+    """Before: a duplicated HCA port GUID went twice into cn_guids, and GUID 0 was accepted."""
+    text = ibnetdiscover_text(plan)
+    first, second = plan.hcas[0], plan.hcas[1]
+    twice = text.replace(f"[1]({second.port_guid + 0x5000:x})", f"[1]({first.port_guid + 0x5000:x})")
+    zero = text.replace(f"[1]({second.port_guid + 0x5000:x})", "[1](0)")
+    for name, broken, says in (("twice", twice, "already"), ("zero", zero, "GUID 0")):
+        path = tmp_path / f"{name}.txt"
+        path.write_text(broken)
+        result = run_cli("infiniband", str(SMALL), "--discovered", str(path), "--json")
+        error = json.loads(result.stdout).get("error", "")
+        assert result.exit_code == 2 and says in error and str(path) in error and "line " in error, result.stdout
