@@ -263,6 +263,12 @@ def _nautobot(url: str, as_json: bool) -> Nautobot:
 def _write_day0(ctx: DesignContext, device: str, folder: Path, url: str, as_json: bool) -> None:
     made = day0_of(ctx, device, url)
     target = folder / device
+    # as `render -o`: never written through a link (DIR, its device folder or a file in it), which
+    # would put a switch's boot files wherever the link points
+    for path in (folder, target, *(target / name for name in made.files)):
+        if path.is_symlink():
+            fail(f"{path}: a symbolic link; --day0 writes into real folders only (give the folder it points to)",
+                 as_json)
     try:
         target.mkdir(parents=True, exist_ok=True)
         for name, text in made.files.items():

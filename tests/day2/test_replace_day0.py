@@ -80,3 +80,24 @@ def test_files_it_cannot_drain_are_a_replace_error_naming_the_switch(ctx, name, 
     with pytest.raises(ReplaceError, match=name) as caught:
         day0(ctx, ctx.topology.devices[name], files, "http://ztp.example.net/day0")
     assert why in str(caught.value)
+
+
+@pytest.mark.parametrize("link", ["dir", "device", "file"])
+def test_day0_is_never_written_through_a_link(tmp_path, link):
+    """As `render -o`: DIR, its device folder or a file in it that is a symbolic link is refused
+    (exit 2) and nothing lands where it points. Before: written through the link."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    day0 = tmp_path / "day0"
+    if link == "dir":
+        day0.symlink_to(elsewhere)
+    else:
+        day0.mkdir()
+        if link == "device":
+            (day0 / "z01-rtsw001").symlink_to(elsewhere)
+        else:
+            (day0 / "z01-rtsw001").mkdir()
+            (day0 / "z01-rtsw001" / "config_db.json").symlink_to(elsewhere / "stolen.json")
+    result = run_cli("replace", str(SMALL), "z01-rtsw001", "--day0", str(day0), "--url", URL, "--json")
+    assert result.exit_code == 2 and "symbolic link" in result.stdout, result.output
+    assert list(elsewhere.iterdir()) == []
