@@ -32,7 +32,7 @@ from netgen.diff.git_export import RevisionError, export_revision
 from netgen.diff.intent_diff import IntentDiff, intent_changes
 from netgen.intent import NetgenInputError, load_fabric
 from netgen.output.manifest import MARKER
-from netgen.resources import user_owned_dir
+from netgen.resources import user_owned_dir, user_state_dir
 from netgen.topology import expand
 
 # --- rendering ------------------------------------------------------------------------------------
@@ -316,12 +316,20 @@ def kept_base(folder: Path, fabric: str, base_id: str) -> KeptBase:
     entry = top / hashlib.sha256(f"{fabric}\0{base_id}".encode()).hexdigest()[:24]
     if user_owned_dir(entry) is None:
         raise RevisionError(f"--base-cache {folder}: {entry.name} is not a directory of yours (mode 0700)")
+    # The key that vouches for the kept render's manifest lives in this user's own state directory,
+    # never in DIR: whoever can write DIR (a CI cache restored from another run, say) could otherwise
+    # sign a forged base with it. A kept render the key does not vouch for is rendered again.
+    state_root = user_state_dir()
+    state = user_owned_dir(state_root / "diff-base-keys" / entry.name) if state_root is not None else None
+    if state is None:
+        raise RevisionError(f"--base-cache {folder}: no private state directory of yours to keep the key that"
+                            " vouches for the kept base in ($XDG_STATE_HOME/netgen or ~/.local/state/netgen)")
     os.utime(entry)  # most recently used
     others = sorted((p for p in top.iterdir() if p != entry and p.is_dir() and not p.is_symlink()),
                     key=lambda p: p.stat().st_mtime, reverse=True)
     for stale in others[KEPT_BASES - 1:]:
         shutil.rmtree(stale, ignore_errors=True)
-    return KeptBase(entry / "out", entry / "state", entry / "cache")
+    return KeptBase(entry / "out", state, entry / "cache")
 
 
 def _whole_trees(base_root: Path, head_root: Path, fabric: str, work: Path, kept: KeptBase | None = None) -> tuple[

@@ -234,15 +234,20 @@ def test_a_two_line_qos_change_reads_in_one_screen(repo):
                                         "~ SCHEDULER|scheduler.roce.weight: 50 -> 60"]}
 
 
-def test_a_kept_base_render_gives_the_same_diff_and_is_the_bases_own_warm_render(repo, tmp_path):
+def test_a_kept_base_render_gives_the_same_diff_and_is_the_bases_own_warm_render(repo, tmp_path, monkeypatch):
     """--base-cache DIR: the first fabric-wide diff renders the base into DIR, a second one against
     the same base keeps every file there as written (the base's netgen finds its own keys unchanged:
     the same inodes), and both diffs are the diff without DIR. DIR must be the user's own and private."""
     commit_change(repo, "mtu-kept", lambda d: d.update(mtu=9000))
     _, plain = netgen_diff(repo, "--base", "base", "--head", "mtu-kept")
     kept = tmp_path / "kept"
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     _, first = netgen_diff(repo, "--base", "base", "--head", "mtu-kept", "--base-cache", str(kept))
     (entry,) = kept.iterdir()
+    # the key that vouches for the kept render is the user's, outside DIR: whoever can write DIR
+    # cannot sign a forged base (before: DIR/<entry>/state held it)
+    assert not [p for p in kept.rglob("*") if p.name.endswith(".key")]
+    assert list((tmp_path / "state" / "netgen" / "diff-base-keys" / entry.name).rglob("*.key"))
     assert oct(kept.stat().st_mode & 0o777) == "0o700" and oct(entry.stat().st_mode & 0o777) == "0o700"
     # the EOS switches' configs (zone 1's SONiC RTSWs carry custom_config FRR lines: not cacheable)
     inodes = {p.relative_to(entry): p.stat().st_ino for p in (entry / "out").rglob("*.cfg")}
