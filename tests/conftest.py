@@ -201,3 +201,15 @@ def record_drains(fabric: Path, drained: list[str], undrained: tuple[str, ...] =
         record_drained(store, name, lease, "a test")
     for name in undrained:
         record_undrained(store, name)
+
+
+@pytest.fixture(scope="session")
+def etcd_url() -> Any:
+    """The client URL of Debian's real etcd, one per test session (tests/support/etcd_server.py)."""
+    from tests.support import etcd_server  # noqa: PLC0415
+
+    why = etcd_server.prerequisites()
+    if why:
+        pytest.skip(why)
+    with etcd_server.etcd_server() as url:
+        yield url

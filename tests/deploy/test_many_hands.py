@@ -92,17 +92,6 @@ def crowd(request, converged, tmp_path):
     return converged, tmp_path, reset
 
 
-@pytest.fixture(scope="session")
-def etcd_url():
-    from tests.support import etcd_server  # noqa: PLC0415
-
-    why = etcd_server.prerequisites()
-    if why:
-        pytest.skip(why)
-    with etcd_server.etcd_server() as url:
-        yield url
-
-
 def test_drains_of_every_ctsw_of_a_zone_at_once_drain_at_most_the_bound(crowd, state_dir):
     site, tmp_path, reset = crowd
     for round_ in range(ROUNDS):

@@ -9,16 +9,6 @@ import pytest
 
 from netgen.lock.etcd import EtcdStore
 from netgen.lock.store import FileStore
-from tests.support import etcd_server
-
-
-@pytest.fixture(scope="session")
-def etcd_url():
-    why = etcd_server.prerequisites()
-    if why:
-        pytest.skip(why)
-    with etcd_server.etcd_server() as url:
-        yield url
 
 
 @pytest.fixture(params=["file", "etcd"])
