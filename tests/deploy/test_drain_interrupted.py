@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from netgen.nos.eos.drain import drain_state
+from netgen.nos.eos.drain import drain_state, drained_peers
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.deploy
@@ -85,3 +85,45 @@ def test_a_drain_whose_save_never_got_there_is_finished_by_the_next_drain(conver
     code, report = _run(site, "undrain", CTSW)  # undrain from there: nothing of the drain is left
     assert code == 0 and report["switches"][0]["action"] == "undrained", report
     assert _held(site, CTSW) == (False, False) and site.running(CTSW) == original
+
+
+LINK_ENDS = ("z02-rtsw001", "z02-ctsw01")
+
+
+def _sessions_held(site, name: str) -> tuple[frozenset[str], frozenset[str]]:
+    device = site.fleet.device(name)
+    return drained_peers(device.running_config()), drained_peers(device.startup_config())
+
+
+@pytest.mark.parametrize("fault", [{"save_error": True}, {"drop_before": r"^copy running-config"}])
+def test_a_link_drain_committed_and_not_saved_is_finished_by_the_next_and_undone_byte_for_byte(
+        converged, state_dir, fault):
+    """A link drain whose save was refused or never arrived: each end runs the drained sessions and
+    its startup does not. Before: every later link drain and undrain refused ("running-config differs
+    from startup-config") because only a switch drain counted as netgen's own difference."""
+    site = converged
+    link = "--".join(LINK_ENDS)
+    original = {n: site.running(n) for n in LINK_ENDS}
+    end = LINK_ENDS[1]
+    site.fleet.device(end).set_fault(**fault)
+    code, report = _run(site, "drain", link)
+    assert code == 1, report
+    failed = {s["device"]: s for s in report["switches"]}[end]
+    assert failed["action"] == "failed" and failed["after"] is not None, failed  # what it was read back holding
+    running, saved = _sessions_held(site, end)
+    assert len(running) == 8 and saved == frozenset()
+    site.fleet.device(end).clear_faults()
+    code, report = _run(site, "drain", link)  # the same command finishes it: only the save was missing
+    assert code == 0, report
+    assert {s["device"]: s["action"] for s in report["switches"]}[end] == "sessions drained"
+    assert _sessions_held(site, end) == (running, running)
+
+    site.fleet.device(end).set_fault(**fault)  # and an undrain that stops at the same point
+    assert _run(site, "undrain", link)[0] == 1
+    assert _sessions_held(site, end) == (frozenset(), running)
+    site.fleet.device(end).clear_faults()
+    code, report = _run(site, "undrain", link)
+    assert code == 0, report
+    for name in LINK_ENDS:
+        assert site.running(name) == original[name]
+        assert site.fleet.device(name).startup_config().splitlines()[2:] == original[name].splitlines()[2:]

@@ -325,6 +325,37 @@ def with_session_drain(config: str, peers: tuple[str, ...]) -> str:
     return "\n".join(out) + ("\n" if config.endswith("\n") else "")
 
 
+def without_session_drains(config: str) -> str:
+    """`config` with every netgen link drain taken out, as its undrain would leave it: each drained
+    session's own line given its map back in place (a group's user loses the copy's line), and each
+    copy no other session uses removed. Only exact copies count (drained_peers): a hand-edited copy
+    stays, so a difference netgen did not make never disappears from a comparison."""
+    drained = drained_peers(config)
+    if not drained:
+        return config
+    _, sessions = session_scope(config, tuple(sorted(drained)))
+    replace = {f"      neighbor {s.peer} route-map {s.wrapper} in":
+               f"      neighbor {s.peer} route-map {s.route_map} in" if s.own else None for s in sessions}
+    _, in_maps = _bgp_layout(config)
+    still = {name for (_, peer), name in in_maps.items() if peer not in drained}
+    gone = {s.wrapper for s in sessions} - still
+    out: list[str] = []
+    skipping = False
+    for line in config.splitlines():
+        header = _ENTRY.match(line)
+        if header or not line.startswith(" "):
+            skipping = header is not None and header.group(1) in gone
+        if skipping:
+            continue
+        if line in replace:
+            kept = replace[line]
+            if kept is not None:
+                out.append(kept)
+            continue
+        out.append(line)
+    return "\n".join(out) + ("\n" if config.endswith("\n") else "")
+
+
 __all__ = ["EosDrainScope", "EosLinkSession", "drain_lines", "drain_state", "drained_peers", "scope_of",
            "session_drain_lines", "session_scope", "session_undrain_lines", "undrain_lines", "with_drain",
-           "with_session_drain"]
+           "with_session_drain", "without_session_drains"]

@@ -441,14 +441,17 @@ class EosDriver:
         held_running, held_saved = state.peers_running & set(wanted), state.peers_saved & set(wanted)
         if (held_running == held_saved == set(wanted)) if drain else not (held_running | held_saved):
             return  # repeat-safe: already as asked, running and saved
-        running, _ = self._before_drain_change()
+        running, unsaved = self._before_drain_change()
+        as_asked = (held_running == set(wanted)) if drain else not held_running
         try:
-            lines = eos_drain.session_drain_lines(running, wanted) if drain else \
+            lines = [] if as_asked else eos_drain.session_drain_lines(running, wanted) if drain else \
                 eos_drain.session_undrain_lines(running, wanted)
         except ValueError as exc:
             raise DriverError(f"{self.name}: {exc}") from None
         if lines:
             self._apply_drain(lines)
+        elif unsaved:  # running is as asked already (an earlier run's save never happened): save it
+            self.save()
 
     def drain_sessions(self, peers: Sequence[str]) -> None:
         self._change_sessions(peers, True)
@@ -480,8 +483,13 @@ class EosDriver:
 
 
 def _only_the_drain_differs(running: str, startup: str) -> bool:
-    """Whether running and startup config differ by netgen's switch drain alone: the same outbound
-    map entries, no prepend but the drain's in either, and equal once both carry the drain."""
+    """Whether running and startup config differ by netgen's drains alone (a switch drain, link
+    drains or both): equal once netgen's link drains are taken out of both (exact copies only), and
+    then either equal or differing by the switch drain alone: the same outbound map entries, no
+    prepend but the drain's in either, and equal once both carry the drain."""
+    running, startup = eos_drain.without_session_drains(running), eos_drain.without_session_drains(startup)
+    if config_digest(running) == config_digest(startup):
+        return True
     scope, saved = eos_drain.scope_of(running), eos_drain.scope_of(startup)
     if scope is None or saved is None or saved.asn != scope.asn:
         return False
