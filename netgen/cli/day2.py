@@ -5,10 +5,11 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -44,6 +45,7 @@ from netgen.day2.drain import (
     new_change_id,
 )
 from netgen.day2.grow import plan_growth
+from netgen.day2.recover import read_drain_journal, recover_drain
 from netgen.day2.replace import DEFAULT_JOIN_WAIT_S, JoinReport, ReplaceError, day0_of, join_device
 from netgen.deploy.change import ChangeRefused
 from netgen.deploy.driver import DriverError
@@ -55,6 +57,7 @@ from netgen.registry import NosRegistryError
 from netgen.scheduler.drain import SchedulerDrainError
 from netgen.sot.base import SotError
 from netgen.sot.nautobot import Nautobot
+from netgen.topology.selection import select
 
 
 def _options(command: Any) -> Any:
@@ -109,9 +112,7 @@ def _run(fabric: str | None, undrain: bool, params: dict[str, Any]) -> None:
                            params["use_slurm"], job_wait_s=params["job_wait"], journal=params["journal_path"])
     try:
         with ProgressBars(not as_json) as bars:
-            hooks = DrainHooks(read=lambda name: bars.update("read", advance=1, note=name),
-                               changed=lambda name: bars.update("undrain" if undrain else "drain", advance=1,
-                                                                note=name))
+            hooks = _bars(undrain, bars)
             report = drain(ctx, loaded.source, request, credentials_file=params["credentials"],
                            known_hosts=params["known_hosts"], verify_host_keys=not params["insecure"],
                            workers=params["workers"], hooks=hooks)
@@ -127,6 +128,63 @@ def _run(fabric: str | None, undrain: bool, params: dict[str, Any]) -> None:
     else:
         _print(report)
     sys.exit(code)
+
+
+def _bars(undrain: bool, bars: ProgressBars) -> DrainHooks:
+    return DrainHooks(read=lambda name: bars.update("read", advance=1, note=name),
+                      changed=lambda name: bars.update("undrain" if undrain else "drain", advance=1, note=name))
+
+
+def recover_drain_journal(fabric: str, journal: Path, limit: str | None, confirm: bool, params: dict[str, Any],
+                          as_json: bool, report_path: Path | None) -> None:
+    """`netgen recover` of a drain's (undrain's) journal: what it left in flight put back, or with
+    --confirm carried through (netgen/day2/recover.py); printed, and exit codes, as `netgen drain`."""
+    loaded, ctx = load_checked(fabric, as_json, "fix them before recovering")
+    try:
+        view = read_drain_journal(journal)
+    except JournalError as exc:
+        fail(str(exc), as_json, EXIT_INPUT)
+    if limit:
+        kept = set(select(list(view.in_flight), ctx.topology.devices, limit))
+        view.in_flight = {name: peers for name, peers in view.in_flight.items() if name in kept}
+    if not view.in_flight:
+        if not as_json:
+            out.print(f"change {escape(view.change_id)}: nothing in flight in {escape(str(journal))}")
+        _emit_recovered({"ok": True, "exit_code": EXIT_OK, "change_id": view.change_id, "kind": "drain",
+                         "in_flight": [], "switches": []}, as_json, report_path, None)
+    undrain = view.undrain if confirm else not view.undrain
+    try:
+        with ProgressBars(not as_json) as bars:
+            report = recover_drain(ctx, loaded.source, view, confirm=confirm, credentials_file=params["credentials"],
+                                   known_hosts=params["known_hosts"], verify_host_keys=not params["insecure"],
+                                   workers=params["workers"], hooks=_bars(undrain, bars))
+    except NetgenInputError as exc:
+        sys.exit(input_failure(exc, as_json))
+    except (DrainError, TargetError, JournalError) as exc:
+        fail(str(exc), as_json, EXIT_INPUT)
+    except LockError as exc:
+        lock_failure(exc, as_json)
+    code = EXIT_OK if report.ok else EXIT_DESIGN
+    _emit_recovered({"ok": report.ok, "exit_code": code, "kind": "drain", "in_flight": sorted(view.in_flight),
+                     **report.as_dict()}, as_json, report_path, report)
+
+
+def _emit_recovered(payload: dict[str, Any], as_json: bool, report_path: Path | None,
+                    report: DrainReport | None) -> NoReturn:
+    if report_path is not None:
+        try:
+            write_replacing(report_path, json.dumps(payload, indent=2) + "\n")
+        except OSError as exc:
+            payload = {**payload, "exit_code": EXIT_INPUT,
+                       "error": f"cannot write the report to {report_path}: {exc.strerror or exc}"}
+    if as_json:
+        emit_json(payload)
+    else:
+        if report is not None:
+            _print(report)
+        if payload.get("error"):
+            err.print(f"[bold red]error[/]: {escape(payload['error'])} (the result above stands)")
+    sys.exit(payload["exit_code"])
 
 
 def _print_guard(report: DrainReport, verb: str) -> None:

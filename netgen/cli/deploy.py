@@ -36,6 +36,8 @@ from netgen.cli.common import (
     out,
     write_replacing,
 )
+from netgen.cli.day2 import recover_drain_journal
+from netgen.day2.drain import default_journal
 from netgen.deploy.ansible_inventory import ansible_inventory, host_variables, yaml_inventory
 from netgen.deploy.ansible_inventory import playbook_vars as rollout_playbook_vars
 from netgen.deploy.ansible_rollout import (
@@ -57,7 +59,8 @@ from netgen.deploy.change import (
 )
 from netgen.deploy.driver import DriverError, check_change_id
 from netgen.deploy.inventory import load_deploy
-from netgen.deploy.journal import JournalView
+from netgen.deploy.journal import JournalError, JournalView, default_path
+from netgen.deploy.journal import kind as journal_kind
 from netgen.deploy.pipeline import DeviceOutcome, RolloutReport, Status
 from netgen.deploy.recover import recovered
 from netgen.deploy.target import DeployTarget, TargetError, prepare_target
@@ -263,6 +266,18 @@ def _resumed(change: str, limit: str | None, dry_run: bool, params: dict[str, An
     return _read_change(change, params.get("journal_path"), as_json)
 
 
+def _drain_journal(change: str, journal: Path | None, as_json: bool) -> Path | None:
+    """The journal of CHANGE when a drain or an undrain wrote it (`--journal`, else the drain
+    journal of that id where no deploy journal of it is); None: a deploy's (or none at all)."""
+    path = journal if journal is not None else None if default_path(change).exists() else default_journal(change)
+    if path is None or (journal is None and not path.exists()):
+        return None
+    try:
+        return path if journal_kind(path) == "drain" else None
+    except JournalError as exc:
+        fail(str(exc), as_json)
+
+
 def _read_change(change: str, journal: Path | None, as_json: bool) -> JournalView:
     try:
         return read_change(change, journal)
@@ -285,12 +300,20 @@ def _read_change(change: str, journal: Path | None, as_json: bool) -> JournalVie
 def recover(fabric: str, limit: str | None, configs: Path | None, credentials: Path | None, known_hosts: Path | None,
             insecure: bool, workers: int | None, accept_edited: bool, change_id: str, confirm: bool,
             journal_path: Path | None, report_path: Path | None, as_json: bool) -> None:
-    """Finish what an interrupted `netgen deploy` left in flight, from its journal: roll each such
-    device back to its old config (or --confirm it), read back from the device."""
+    """Finish what an interrupted change left in flight, from its journal: a deploy's devices rolled
+    back to their old config (or --confirm'ed); a drain's or an undrain's switches and links put back
+    as they were (or --confirm: carried through). Read back from each device."""
     try:
         change = check_change_id(change_id)
     except DriverError as exc:
         fail(str(exc), as_json)
+    drain_journal = _drain_journal(change, journal_path, as_json)
+    if drain_journal is not None:
+        if configs is not None or accept_edited:
+            fail("--configs and --accept-edited are a deploy's: a drain's recovery renders nothing", as_json)
+        recover_drain_journal(fabric, drain_journal, limit, confirm,
+                              {"credentials": credentials, "known_hosts": known_hosts, "insecure": insecure,
+                               "workers": workers}, as_json, report_path)
     view = _read_change(change, journal_path, as_json)
     pending = [r.device for r in view.in_flight()]
     if not pending:

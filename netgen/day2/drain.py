@@ -70,6 +70,7 @@ class DrainRequest:
     job_wait_s: float = DEFAULT_JOB_WAIT_S
     change_id: str = ""  # "" : drain-<time>-<random>
     journal: Path | None = None  # default: <state dir>/drain/<change id>.jsonl
+    recovering: bool = False  # `netgen recover` of change_id's journal (day2/recover.py)
 
 
 @dataclass
@@ -120,7 +121,7 @@ class DrainReport:
     def as_dict(self) -> dict[str, Any]:
         return {"change_id": self.change_id, "undrain": self.request.undrain, "dry_run": self.request.dry_run,
                 "targets": self.targets.as_dict(), "why": self.request.why, "forced": self.request.force,
-                "refused": self.refused,
+                "refused": self.refused, "recovering": self.request.recovering,
                 "read": {name: seen.as_dict() for name, seen in sorted(self.read.items())},
                 "unreadable": dict(sorted(self.unreadable.items())),
                 "capacity": self.capacity.as_dict() if self.capacity else None,
@@ -258,6 +259,10 @@ def _change(target: DeployTarget, names: list[str], options: DeployOptions, undr
             driver = connect_driver(task, device, target.files[device.name], options)
             result.before = driver.drain_state()
             if (_sessions_as_asked(result.before, peers, undrain) if peers else result.before.state is (not undrain)):
+                # the driver still runs (it changes nothing here): it clears what a dead run of netgen
+                # may have left beside the config (an EOS drain session never committed)
+                (driver.undrain_sessions if undrain else driver.drain_sessions)(sorted(peers)) if peers else \
+                    (driver.undrain if undrain else driver.drain)()
                 result.action, result.after = f"{prefix}already {word}ed", result.before
             else:
                 journal.write(device.name, f"{prefix}{word}ing", sessions=sorted(peers),
@@ -349,6 +354,11 @@ class DrainHooks:
     changed: ReadHook | None = None
 
 
+def default_journal(change_id: str) -> Path:
+    """Where a drain (undrain) journals when --journal does not say."""
+    return state_dir() / "drain" / f"{change_id}.jsonl"
+
+
 def run_drain(target: DeployTarget, request: DrainRequest, workers: int | None = None,
               hooks: DrainHooks | None = None) -> DrainReport:
     """Drain (or undrain) the switches `request.targets` names. `target` gives access to every
@@ -362,9 +372,10 @@ def run_drain(target: DeployTarget, request: DrainRequest, workers: int | None =
     if request.dry_run:
         _judge(target, report, options, workers, hooks)
         return report
+    command = f"netgen recover --change-id {change_id}" if request.recovering else \
+        f"netgen {'undrain' if request.undrain else 'drain'} {' '.join(request.targets)}"
     lock = change_lock(ctx, target.fabric_file, target.deploy, _changed(ctx.topology, report.targets),
-                       command=f"netgen {'undrain' if request.undrain else 'drain'} {' '.join(request.targets)}",
-                       change_id=change_id, why=request.why)
+                       command=command, change_id=change_id, why=request.why)
     report.lock = {"store": lock.store.where, "scopes": lock.scopes}
     with lock:  # LockHeld (exit 1, the holder named) before anything is read
         _judge(target, report, options, workers, hooks)
@@ -392,9 +403,10 @@ def _judge(target: DeployTarget, report: DrainReport, options: DeployOptions, wo
 def _run_locked(target: DeployTarget, report: DrainReport, options: DeployOptions, lock: ChangeLock,
                 workers: int | None, hooks: DrainHooks) -> None:
     ctx, request, change_id = target.ctx, report.request, report.change_id
-    report.journal = request.journal or state_dir() / "drain" / f"{change_id}.jsonl"
+    report.journal = request.journal or default_journal(change_id)
     journal = Journal(report.journal, change_id)
-    journal.write(None, "undrain" if request.undrain else "drain", fabric=ctx.fabric.name,
+    header = "recover" if request.recovering else "undrain" if request.undrain else "drain"
+    journal.write(None, header, undrain=request.undrain, fabric=ctx.fabric.name,
                   targets=report.targets.as_dict(), why=request.why, forced=request.force,
                   violations=[v.as_dict() for v in report.capacity.violations] if report.capacity else [])
     if not request.undrain:
@@ -433,6 +445,7 @@ __all__ = [
     "DrainReport",
     "DrainRequest",
     "SwitchResult",
+    "default_journal",
     "drain",
     "new_change_id",
     "read_set",

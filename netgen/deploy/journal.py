@@ -137,28 +137,56 @@ class JournalView:
         return [r for r in self.records.values() if r.in_flight]
 
 
-def _lines(path: Path) -> Iterator[dict[str, Any]]:
+MAX_JOURNAL_BYTES = 256 * 2**20  # a 10,000-switch deploy journals a few MiB: more is not netgen's journal
+
+
+def _text(path: Path) -> str:
+    """A journal's text: opened without following a link or blocking on a FIFO, a regular file, and
+    bounded (MAX_JOURNAL_BYTES), as it is written (Journal.write)."""
     try:
-        text = path.read_text()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
-        raise JournalError(f"deploy journal {path}: cannot read: {exc.strerror}") from None
-    for number, line in enumerate(text.splitlines(), start=1):
+        why = "a link (never followed)" if exc.errno == errno.ELOOP else exc.strerror
+        raise JournalError(f"journal {path}: cannot read: {why}") from None
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            raise JournalError(f"journal {path}: not a regular file (a FIFO or a device)")
+        data = file.read(MAX_JOURNAL_BYTES + 1)
+    if len(data) > MAX_JOURNAL_BYTES:
+        raise JournalError(f"journal {path}: over {MAX_JOURNAL_BYTES // 2**20} MiB: not a journal netgen wrote")
+    return data.decode("utf-8", errors="replace")
+
+
+def records(path: Path) -> Iterator[dict[str, Any]]:
+    """The journal's records, in order (a deploy's or a drain's). The last line of a crashed write
+    may be cut short: everything before it stands."""
+    lines = _text(path).splitlines()
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
-            # the last line of a crashed write may be cut short: everything before it stands
-            if number == len(text.splitlines()):
+            if number == len(lines):
                 return
-            raise JournalError(f"deploy journal {path}:{number}: not a JSON line") from None
+            raise JournalError(f"journal {path}:{number}: not a JSON line") from None
         if isinstance(record, dict):
             yield record
 
 
+def kind(path: Path) -> str | None:
+    """What wrote the journal: "deploy" (its first record is the rollout's), "drain" (a drain's or
+    an undrain's), None for neither."""
+    for record in records(path):
+        if record.get("device") is None:
+            state = record.get("state")
+            return "deploy" if state == ROLLOUT else "drain" if state in ("drain", "undrain") else None
+    return None
+
+
 def read(path: Path) -> JournalView:
     view = JournalView(path, "", None, [], {})
-    for record in _lines(path):
+    for record in records(path):
         view.change_id = str(record.get("change_id", view.change_id))
         device, state = record.get("device"), record.get("state")
         if device is None and state == ROLLOUT:
@@ -185,5 +213,5 @@ def read(path: Path) -> JournalView:
     return view
 
 
-__all__ = ["CONFIRM_SENT", "IN_FLIGHT", "ROLLOUT", "DeviceRecord", "Journal", "JournalError", "JournalView", "State",
-           "default_path", "read", "state_dir"]
+__all__ = ["CONFIRM_SENT", "IN_FLIGHT", "MAX_JOURNAL_BYTES", "ROLLOUT", "DeviceRecord", "Journal", "JournalError",
+           "JournalView", "State", "default_path", "kind", "read", "records", "state_dir"]

@@ -727,6 +727,11 @@ class EosFaults:
     # be reached again until the faults are cleared)
     unreachable_after_drop: bool = False
     unreachable: bool = False  # set by the above when it fires
+    # A client that dies mid-step (the crash tier kills it by PID): a typed line matching `hold_before`
+    # is never run, one matching `hold_after` runs; either way the answer never comes, the device sets
+    # `held` and waits for the client to go away. One-shot: the next login finds the switch as it is.
+    hold_before: str | None = None
+    hold_after: str | None = None
     save_error: bool = False  # `copy running-config startup-config` / `write` answers an error, saves nothing
     command_error: str | None = None  # regex: matching config lines answer `% Invalid input` even when valid
     slow: float = 0.0  # seconds of delay before each response
@@ -773,6 +778,7 @@ class EosDevice:
         self._sessions: dict[str, _Session] = {}
         self._history: list[EosEvent] = []
         self._faults = EosFaults()
+        self.held = threading.Event()  # a hold_before / hold_after fault fired: a client waits for an answer
         self._booted = self._changed = time.time()
         digest = hashlib.sha256(spec.hostname.encode()).hexdigest()
         self.serial, self.mac = f"EMU{digest[:8].upper()}", f"00:1c:73:{digest[8:10]}:{digest[10:12]}:{digest[12:14]}"
@@ -1049,11 +1055,22 @@ class _Shell:
         faults = self.device.faults
         if faults.drop_before and re.search(faults.drop_before, text):
             return self._lose_answer(text, "before")
+        if faults.hold_before and re.search(faults.hold_before, text):
+            return self._hold(text, "before")
         configuring = self.editor is not None and text.split()[:1] != ["show"]
         reply = self._config(text) if configuring else self._exec(text)
         if faults.drop_after and reply[1] != "drop" and re.search(faults.drop_after, text):
             return self._lose_answer(text, "after")
+        if faults.hold_after and reply[1] is None and re.search(faults.hold_after, text):
+            return self._hold(text, "after")
         return reply
+
+    def _hold(self, text: str, when: str) -> Reply:
+        device = self.device
+        device._faults = replace(device._faults, hold_before=None, hold_after=None)
+        device._event("hold", self.session.name if self.session else None, f"{when} `{text}`")
+        device.held.set()
+        return "", "hold"
 
     def _lose_answer(self, text: str, when: str) -> Reply:
         device = self.device
@@ -1416,6 +1433,17 @@ class EosFleet:
     def device(self, name: str) -> EosDevice:
         return self._devices[name]
 
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no SSH connection is open (each has been closed and everything its client sent
+        has run): after a client was killed, what it left on the switches is all there. False: still
+        busy after `timeout`."""
+        deadline = time.monotonic() + timeout
+        while self._connections:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
     async def _serve(self, device: EosDevice, process: asyncssh.SSHServerProcess[str]) -> None:
         shell = _Shell(device)
         try:
@@ -1460,6 +1488,10 @@ class EosFleet:
                     except Exception as error:  # an emulator bug must show, not hang the client
                         output, action = f"% Internal emulator error: {error!r}", None
                     prompt = shell.prompt()
+                if action == "hold":  # no answer, ever: wait for the client to go away
+                    while await process.stdin.read(65536):
+                        pass
+                    return "eof"
                 if action == "drop":
                     with device._lock:
                         if device.faults.unreachable_after_drop:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -401,9 +402,22 @@ class EosDriver:
                               " it first")
         return running, True
 
+    def _abort_abandoned(self) -> None:
+        """Abort each drain session a dead run left uncommitted (killed while typing its lines):
+        nothing of it runs, and no live run of netgen types into it (the change lock holds this
+        switch). Done by every drain and undrain, even one with nothing left to change, so an
+        interrupted run leaves nothing behind once it is rerun or recovered."""
+        sessions = self.show_json("show configuration sessions detail").get("sessions", {})
+        for name, info in sessions.items():
+            if isinstance(info, dict) and info.get("state") == "pending" and _ABANDONED_DRAIN.fullmatch(name):
+                self.show(f"configure session {name} abort")
+
     def _apply_drain(self, lines: list[str]) -> None:
         """`lines` in a config session of their own, committed at once, then saved."""
-        session = f"{self.session}-drain"
+        # a session of its own each time: a rerun or `netgen recover` of the same change (same id)
+        # after a run died past its commit would find that session completed, and EOS does not
+        # let a completed session be entered again
+        session = f"{self.session}-drain-{secrets.token_hex(2)}"
         output = str(self.conn.config_mode(config_command=f"configure session {session}"))
         self.conn.write_channel("".join(f"{line}\n" for line in lines))
         output += str(self.conn.read_channel_timing(last_read=0.5, read_timeout=self.timeout))
@@ -417,6 +431,7 @@ class EosDriver:
         self.save()
 
     def _change_drain(self, drain: bool) -> None:
+        self._abort_abandoned()
         state = self.drain_state()
         if state.state is drain:
             return  # repeat-safe: already as asked, running and saved
@@ -437,6 +452,7 @@ class EosDriver:
 
     def _change_sessions(self, peers: Sequence[str], drain: bool) -> None:
         wanted = tuple(sorted(set(peers)))
+        self._abort_abandoned()
         state = self.drain_state()
         held_running, held_saved = state.peers_running & set(wanted), state.peers_saved & set(wanted)
         if (held_running == held_saved == set(wanted)) if drain else not (held_running | held_saved):
@@ -480,6 +496,9 @@ class EosDriver:
                 self.intended = eos_drain.with_session_drain(self.intended, tuple(sorted(seen.peers)))
             except ValueError as exc:
                 raise DriverError(f"{self.name}: the rendered config: {exc}") from None
+
+
+_ABANDONED_DRAIN = re.compile(r"netgen-[a-z0-9-]{1,32}-drain-[0-9a-f]{4}")  # _apply_drain's session names
 
 
 def _only_the_drain_differs(running: str, startup: str) -> bool:
